@@ -1,0 +1,109 @@
+"""Registries by decorator: suites by name, offline baselines by (name, suite, task)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from roadeval.benchmarks.suite import Message, Suite
+
+_SUITES: dict[str, type[Suite]] = {}
+
+S = TypeVar("S", bound=type[Suite])
+
+
+def register_suite(name: str) -> Callable[[S], S]:
+    """Class decorator: make a Suite subclass available under `name`."""
+
+    def wrap(cls: S) -> S:
+        if name in _SUITES and _SUITES[name] is not cls:
+            raise ValueError(f"suite {name!r} is already registered by {_SUITES[name].__name__}")
+        cls.name = name
+        _SUITES[name] = cls
+        return cls
+
+    return wrap
+
+
+def get_suite(name: str, **options: Any) -> Suite:
+    """A configured instance of the suite registered under `name`."""
+    _load_builtin()
+    if name not in _SUITES:
+        known = ", ".join(sorted(_SUITES)) or "none"
+        raise KeyError(f"unknown suite {name!r} (known: {known})")
+    return _SUITES[name](**options)
+
+
+def suite_names() -> list[str]:
+    _load_builtin()
+    return sorted(_SUITES)
+
+
+@dataclass(frozen=True)
+class BaselineCall:
+    """What an offline baseline sees: the request a real model would get, plus its routing."""
+
+    suite: str
+    task: str
+    item_id: str
+    messages: list[Message]
+    seed: int
+    attempt: int
+
+
+BaselineFn = Callable[[BaselineCall], str]
+
+
+@dataclass(frozen=True)
+class Baseline:
+    name: str
+    suite: str
+    tasks: frozenset[str] | None  # None: every task of the suite
+    fn: BaselineFn
+
+    def covers(self, task: str) -> bool:
+        return self.tasks is None or task in self.tasks
+
+
+_BASELINES: dict[tuple[str, str], list[Baseline]] = {}
+
+
+def register_baseline(
+    name: str, suite: str, tasks: Iterable[str] | None = None
+) -> Callable[[BaselineFn], BaselineFn]:
+    """Function decorator: `fn(call) -> raw reply text` answers for `suite` (optionally some tasks)."""
+
+    def wrap(fn: BaselineFn) -> BaselineFn:
+        entry = Baseline(name, suite, frozenset(tasks) if tasks is not None else None, fn)
+        _BASELINES.setdefault((name, suite), []).append(entry)
+        return fn
+
+    return wrap
+
+
+def find_baseline(name: str, suite: str, task: str) -> Baseline | None:
+    _load_builtin()
+    for entry in _BASELINES.get((name, suite), []):
+        if entry.covers(task):
+            return entry
+    return None
+
+
+def baseline_names() -> list[str]:
+    _load_builtin()
+    return sorted({name for name, _ in _BASELINES})
+
+
+def _load_builtin() -> None:
+    # Importing the built-in suite packages runs their decorators.
+    from roadeval.benchmarks import builtin  # noqa: F401
+
+
+def registry_snapshot() -> dict[str, Any]:
+    """Suites and baselines known now, for `roadeval suites` and for debugging."""
+    _load_builtin()
+    return {
+        "suites": sorted(_SUITES),
+        "baselines": sorted(f"{name}@{suite}" for name, suite in _BASELINES),
+    }

@@ -1,0 +1,151 @@
+"""The `roadeval` command line: run a panel, run the demo, query the store, score prediction files."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from enum import StrEnum
+from importlib.resources import files
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+app = typer.Typer(
+    help="Evaluate multimodal models on transportation benchmarks.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+console = Console()
+err = Console(stderr=True)
+
+
+def _fail(message: str) -> None:
+    err.print(f"[bold red]error:[/bold red] {message}")
+    raise typer.Exit(code=2)
+
+
+def _run_panel(panel_path: Path, store: str | None) -> None:
+    # Heavy imports (Prefect, LiteLLM) only when a run starts, so `--help` stays fast.
+    from roadeval.benchmarks.errors import ItemError, SuiteSourceError
+    from roadeval.flows.panel import evaluate_panel
+    from roadeval.flows.panel_file import PanelError, load_panel
+    from roadeval.tasks.report import print_report
+
+    try:
+        panel = load_panel(panel_path)
+    except PanelError as exc:
+        _fail(str(exc))
+        return
+    try:
+        summary = evaluate_panel(panel, store)
+    except (ItemError, SuiteSourceError, KeyError, ValueError) as exc:
+        _fail(exc.args[0] if exc.args else str(exc))
+        return
+    print_report(console, summary.metrics, summary.manifest)
+    console.print(f"run [bold]{summary.run_id}[/bold] landed in {summary.store_uri}")
+    console.print(f"manifest: {summary.store_uri.rstrip('/')}/{summary.manifest_key}")
+    if summary.n_errors:
+        err.print(f"[red]{summary.n_errors} items ended in model errors; see above and the manifest[/red]")
+        raise typer.Exit(code=1)
+
+
+@app.command()
+def run(
+    panel: Annotated[Path, typer.Option("--panel", "-p", help="panel YAML file")],
+    store: Annotated[str | None, typer.Option(help="store root: a folder or s3://bucket/prefix")] = None,
+) -> None:
+    """Evaluate every suite of a panel with every model of it."""
+    _run_panel(panel, store)
+
+
+@app.command()
+def demo(
+    store: Annotated[str | None, typer.Option(help="store root: a folder or s3://bucket/prefix")] = None,
+) -> None:
+    """Run the bundled demo panel: generated suites against the offline baselines."""
+    panel = files("roadeval.flows").joinpath("panels/demo.yaml")
+    _run_panel(Path(str(panel)), store)
+
+
+class OutputFormat(StrEnum):
+    table = "table"
+    csv = "csv"
+    json = "json"
+
+
+@app.command()
+def query(
+    sql: Annotated[str, typer.Argument(help="SQL over the views items, responses, parses, scores, metrics, runs, costs")],
+    store: Annotated[str | None, typer.Option(help="store root: a folder or s3://bucket/prefix")] = None,
+    format: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.table,
+) -> None:
+    """Query the store with DuckDB."""
+    import duckdb
+
+    from roadeval.storage.catalog import query as run_query
+    from roadeval.storage.store import open_store
+
+    try:
+        columns, rows = run_query(open_store(store), sql)
+    except duckdb.Error as exc:
+        _fail(f"query failed: {exc}")
+        return
+    _print_rows(columns, rows, format)
+
+
+def _print_rows(columns: list[str], rows: list[tuple[Any, ...]], format: OutputFormat) -> None:
+    if format is OutputFormat.json:
+        records = [dict(zip(columns, row, strict=True)) for row in rows]
+        sys.stdout.write(json.dumps(records, default=str, ensure_ascii=False, indent=2) + "\n")
+    elif format is OutputFormat.csv:
+        writer = csv.writer(sys.stdout)
+        writer.writerow(columns)
+        writer.writerows(rows)
+    else:
+        table = Table(*columns)
+        for row in rows:
+            table.add_row(*("" if v is None else str(v) for v in row))
+        console.print(table)
+
+
+@app.command("score-predictions")
+def score_predictions(
+    suite: Annotated[str, typer.Option(help="suite name, e.g. roadbench or tbbench")],
+    labels: Annotated[Path, typer.Option(help="the release's label file")],
+    predictions: Annotated[Path, typer.Option(help="a prediction file in the release's format")],
+    task: Annotated[str | None, typer.Option(help="task number or code, where the suite needs it")] = None,
+    images: Annotated[Path | None, typer.Option(help="image folder (RoadBench task 3 reads sizes)")] = None,
+    reparse: Annotated[bool, typer.Option(help="also parse raw answers with roadeval's parser")] = False,
+) -> None:
+    """Score a released prediction file exactly as the release's scripts do; prints JSON."""
+    from roadeval.benchmarks.registry import get_suite
+
+    for path in (labels, predictions):
+        if not path.exists():
+            _fail(f"{path}: no such file")
+    try:
+        result = get_suite(suite).score_predictions(
+            labels=labels, predictions=predictions, task=task, images=images, reparse=reparse
+        )
+    except (KeyError, ValueError, NotImplementedError) as exc:
+        _fail(exc.args[0] if exc.args else str(exc))
+        return
+    sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False, default=float) + "\n")
+
+
+@app.command()
+def suites() -> None:
+    """List the registered suites and offline baselines."""
+    from roadeval.benchmarks.registry import registry_snapshot
+
+    snapshot = registry_snapshot()
+    console.print("suites: " + ", ".join(snapshot["suites"]))
+    console.print("baselines (name@suite, use as model 'roadeval/<name>'): " + ", ".join(snapshot["baselines"]))
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,106 @@
+"""The panel file (YAML): the models, the suites and their sources, the store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from roadeval.benchmarks.errors import BadItemPolicy
+from roadeval.tasks.model_spec import ModelSpec
+
+
+class SuiteEntry(BaseModel):
+    """One suite of the panel: its registered name and where its release files are."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    source: str | None = Field(default=None, description="folder or file of the release layout")
+    demo: bool = Field(default=False, description="generate the suite's synthetic demo data")
+    tasks: list[str] | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+    on_bad_item: BadItemPolicy = BadItemPolicy.ERROR
+
+    @model_validator(mode="after")
+    def _one_source(self) -> SuiteEntry:
+        if (self.source is None) == (not self.demo):
+            raise ValueError("give exactly one of 'source' (a path) or 'demo: true'")
+        return self
+
+
+class Panel(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = "panel"
+    store: str | None = None
+    chunk_size: int = Field(default=100, ge=1)
+    suites: list[SuiteEntry] = Field(min_length=1)
+    models: list[ModelSpec] = Field(min_length=1)
+    # Where relative sources are resolved; set from the file's folder when loaded from a file.
+    base_dir: str = "."
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> Panel:
+        labels = [m.label for m in self.models]
+        dupes = sorted({x for x in labels if labels.count(x) > 1})
+        if dupes:
+            raise ValueError(f"model names must be unique; repeated: {', '.join(dupes)} (set 'name')")
+        return self
+
+    def source_path(self, entry: SuiteEntry) -> Path:
+        assert entry.source is not None
+        path = Path(entry.source).expanduser()
+        return path if path.is_absolute() else Path(self.base_dir) / path
+
+
+class PanelError(ValueError):
+    """A panel file that cannot be used; the message names the file and the field."""
+
+
+def _describe(exc: ValidationError, data: dict[str, Any]) -> str:
+    lines = []
+    for error in exc.errors():
+        loc = error["loc"]
+        parts: list[str] = []
+        node: Any = data
+        for step in loc:
+            if isinstance(step, int):
+                name = None
+                if isinstance(node, list) and step < len(node) and isinstance(node[step], dict):
+                    name = node[step].get("name") or node[step].get("model")
+                parts.append(f"[{step}]" + (f" ({name})" if name else ""))
+                node = node[step] if isinstance(node, list) and step < len(node) else None
+            else:
+                parts.append(("." if parts else "") + str(step))
+                node = node.get(step) if isinstance(node, dict) else None
+        field = "".join(parts) or "(top level)"
+        message = error["msg"]
+        if error["type"] == "extra_forbidden":
+            message = "unknown key"
+        lines.append(f"{field}: {message}")
+    return "; ".join(lines)
+
+
+def load_panel(path: Path) -> Panel:
+    """Read and validate a panel file; every problem is reported with the file and field."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise PanelError(f"{path}: no such panel file") from None
+    except yaml.YAMLError as exc:
+        raise PanelError(f"{path}: not valid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise PanelError(f"{path}: a panel file is a mapping with 'suites' and 'models'")
+    return panel_from_dict(data, source=str(path), base_dir=path.resolve().parent)
+
+
+def panel_from_dict(data: dict[str, Any], *, source: str, base_dir: Path) -> Panel:
+    if "base_dir" in data:
+        raise PanelError(f"{source}: base_dir: unknown key")
+    try:
+        return Panel.model_validate({**data, "base_dir": str(base_dir)})
+    except ValidationError as exc:
+        raise PanelError(f"{source}: {_describe(exc, data)}") from None

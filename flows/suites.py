@@ -1,0 +1,62 @@
+"""Loading the panel's suites: from their release files, or generated demo data."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from roadeval.benchmarks.errors import ItemProblem, SuiteSourceError
+from roadeval.benchmarks.item import Item, suite_hash
+from roadeval.benchmarks.registry import get_suite
+from roadeval.benchmarks.suite import Suite
+from roadeval.flows.panel_file import Panel, SuiteEntry
+
+
+def demo_root() -> Path:
+    """Where generated demo suites are written: `ROADEVAL_DEMO_DIR`, else ~/.cache/roadeval/demo."""
+    configured = os.environ.get("ROADEVAL_DEMO_DIR")
+    return Path(configured) if configured else Path.home() / ".cache" / "roadeval" / "demo"
+
+
+@dataclass
+class LoadedSuite:
+    suite: Suite
+    entry: SuiteEntry
+    source: Path
+    items: list[Item]
+    skipped: list[ItemProblem] = field(default_factory=list)
+
+    @property
+    def hash(self) -> str:
+        return suite_hash(self.items)
+
+
+def load_entry(panel: Panel, entry: SuiteEntry) -> LoadedSuite:
+    """Load one suite entry; raises with file, line and field on bad input (unless skipping)."""
+    suite = get_suite(entry.name, **entry.options)
+    if entry.demo:
+        source = suite.generate_demo(demo_root() / entry.name)
+    else:
+        source = panel.source_path(entry)
+        if not source.exists():
+            raise SuiteSourceError(f"suite {entry.name}: source {source} does not exist")
+    report = suite.load(source, on_bad_item=entry.on_bad_item)
+    items = report.items
+    if entry.tasks is not None:
+        wanted = {str(t) for t in entry.tasks}
+        present = {item.task for item in items}
+        missing = sorted(wanted - present)
+        if missing:
+            raise SuiteSourceError(
+                f"suite {entry.name}: tasks {', '.join(missing)} have no items in {source}"
+            )
+        items = [item for item in items if item.task in wanted]
+    seen: dict[str, Item] = {}
+    for item in items:
+        if item.item_id in seen:
+            raise SuiteSourceError(f"suite {entry.name}: item id {item.item_id!r} appears twice in {source}")
+        seen[item.item_id] = item
+    if not items:
+        raise SuiteSourceError(f"suite {entry.name}: no items loaded from {source}")
+    return LoadedSuite(suite, entry, source, items, list(report.skipped))

@@ -1,0 +1,28 @@
+"""Process defaults that keep roadeval offline: no price-map fetch, no telemetry.
+
+Imported first by the package so the settings are in place before LiteLLM, Prefect or Ray load.
+Users can still override any of them in their own environment.
+"""
+
+from __future__ import annotations
+
+import os
+
+OFFLINE_DEFAULTS: dict[str, str] = {
+    # LiteLLM fetches its price map from the internet at import unless told otherwise.
+    "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    "LITELLM_TELEMETRY": "False",
+    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    "DO_NOT_TRACK": "1",
+    # A fresh PREFECT_HOME runs migrations (~30 s) on its first ephemeral start; 20 s is too short.
+    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",
+    "PREFECT_LOGGING_LEVEL": "WARNING",
+    "RAY_USAGE_STATS_ENABLED": "0",
+    "RAY_AUTH_MODE": "disabled",
+}
+
+
+def apply_offline_defaults() -> None:
+    """Set each default unless the user already chose a value."""
+    for key, value in OFFLINE_DEFAULTS.items():
+        os.environ.setdefault(key, value)

@@ -1,0 +1,50 @@
+"""Corpus-level metrics from scored items: per task, per slice of each label, and suite-wide."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from roadeval.benchmarks.suite import ScoredItem, Suite
+
+ALL = ""  # the slice name of the rows that cover every item of a task
+SUITE_WIDE = "*"  # the task name of suite-level rows
+
+
+def aggregate(suite: Suite, model: str, run_id: str, scored: Sequence[ScoredItem]) -> list[dict[str, Any]]:
+    """Metric rows for one suite x model; the official numbers come from the suite's summarize."""
+    rows: list[dict[str, Any]] = []
+    by_task: dict[str, list[ScoredItem]] = defaultdict(list)
+    for entry in scored:
+        by_task[entry.item.task].append(entry)
+
+    def row(task: str, slice_: str, value_: str, metric: str, value: float, n: int) -> dict[str, Any]:
+        return {
+            "run_id": run_id,
+            "suite": suite.name,
+            "task": task,
+            "model": model,
+            "slice": slice_,
+            "slice_value": value_,
+            "metric": metric,
+            "value": float(value),
+            "n": n,
+        }
+
+    per_task: dict[str, dict[str, float]] = {}
+    for task in sorted(by_task):
+        entries = by_task[task]
+        per_task[task] = suite.summarize(task, entries)
+        rows.extend(row(task, ALL, "", m, v, len(entries)) for m, v in per_task[task].items())
+        for label in suite.slice_labels:
+            groups: dict[str, list[ScoredItem]] = defaultdict(list)
+            for entry in entries:
+                groups[entry.item.labels.get(label, "")].append(entry)
+            for group_value, members in sorted(groups.items()):
+                for metric in suite.slice_metrics:
+                    values = [m.values[metric] for m in members if metric in m.values]
+                    if values:
+                        rows.append(row(task, label, group_value, metric, sum(values) / len(values), len(values)))
+    rows.extend(row(SUITE_WIDE, ALL, "", m, v, len(scored)) for m, v in suite.overall(per_task).items())
+    return rows

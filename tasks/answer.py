@@ -1,0 +1,64 @@
+"""Ask one model one item by its suite's protocol: cache look-up, call, parse, re-ask, score."""
+
+from __future__ import annotations
+
+import asyncio
+
+from dataclasses import dataclass, field
+
+from roadeval.benchmarks.item import Item
+from roadeval.benchmarks.suite import ParsedAnswer, Suite
+from roadeval.tasks.gateway import ModelClient
+from roadeval.tasks.request import ModelRequest, ModelResponse
+from roadeval.tasks.response_cache import ResponseCache
+
+
+@dataclass
+class ItemOutcome:
+    """Every attempt's response and parse; `values` is None when the item ended in a call error."""
+
+    item: Item
+    responses: list[ModelResponse] = field(default_factory=list)
+    parses: list[ParsedAnswer] = field(default_factory=list)
+    values: dict[str, float] | None = None
+
+    @property
+    def final_parse(self) -> ParsedAnswer | None:
+        return self.parses[-1] if self.parses and self.values is not None else None
+
+    @property
+    def error(self) -> ModelResponse | None:
+        last = self.responses[-1] if self.responses else None
+        return last if last is not None and not last.ok else None
+
+
+async def answer_item(
+    suite: Suite, item: Item, client: ModelClient, cache: ResponseCache
+) -> ItemOutcome:
+    """Run the protocol for one item. A call error ends the item unscored, never as a wrong answer."""
+    outcome = ItemOutcome(item)
+    messages = suite.messages(item)
+    for attempt in range(1, suite.max_attempts + 1):
+        request = ModelRequest(
+            model=client.spec.model,
+            params=client.spec.params,
+            messages=messages,
+            attempt=attempt,
+            suite=suite.name,
+            task=item.task,
+            item_id=item.item_id,
+        )
+        # Store I/O (a file or an S3 object) runs off the loop so other calls keep flowing.
+        response = await asyncio.to_thread(cache.get, request.key)
+        if response is None:
+            response = await client.complete(request)
+            await asyncio.to_thread(cache.put, response)
+        outcome.responses.append(response)
+        if not response.ok:
+            return outcome
+        parsed = suite.parse(item, response.text or "")
+        outcome.parses.append(parsed)
+        if not suite.should_reask(item, parsed):
+            break
+    outcome.values = suite.score(item, outcome.parses[-1])
+    return outcome

@@ -1,0 +1,63 @@
+"""Offline baselines as a LiteLLM custom provider, so they travel the same path as a real model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import litellm
+from litellm import CustomLLM
+
+from roadeval.benchmarks.registry import BaselineCall, find_baseline
+from roadeval.tasks.model_spec import BASELINE_PROVIDER
+
+
+class BaselineProvider(CustomLLM):
+    """Answers `roadeval/<baseline>` calls with the registered baseline of the item's suite."""
+
+    async def acompletion(  # type: ignore[override]
+        self,
+        model: str,
+        messages: list,
+        api_base: str,
+        custom_prompt_dict: dict,
+        model_response: litellm.ModelResponse,
+        print_verbose: Any,
+        encoding: Any,
+        api_key: Any,
+        logging_obj: Any,
+        optional_params: dict,
+        acompletion: Any = None,
+        litellm_params: dict | None = None,
+        logger_fn: Any = None,
+        headers: dict | None = None,
+        timeout: Any = None,
+        client: Any = None,
+    ) -> litellm.ModelResponse:
+        routing = ((litellm_params or {}).get("metadata") or {}).get("roadeval") or {}
+        suite, task = routing.get("suite", ""), routing.get("task", "")
+        baseline = find_baseline(model, suite, task)
+        if baseline is None:
+            raise ValueError(f"baseline {model!r} has no answer for suite {suite!r} task {task!r}")
+        call = BaselineCall(
+            suite=suite,
+            task=task,
+            item_id=routing.get("item_id", ""),
+            messages=messages,
+            seed=int(optional_params.get("seed") or 0),
+            attempt=int(routing.get("attempt", 1)),
+        )
+        text = baseline.fn(call)
+        return litellm.ModelResponse(
+            model=f"{BASELINE_PROVIDER}/{model}",
+            choices=[{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            usage={"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+        )
+
+
+def install() -> None:
+    """Register the provider with LiteLLM once per process."""
+    if not any(entry.get("provider") == BASELINE_PROVIDER for entry in litellm.custom_provider_map):
+        litellm.custom_provider_map = [
+            *litellm.custom_provider_map,
+            {"provider": BASELINE_PROVIDER, "custom_handler": BaselineProvider()},
+        ]

@@ -1,0 +1,55 @@
+"""How to call one model: its LiteLLM model string, endpoint, decoding parameters and limits."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+BASELINE_PROVIDER = "roadeval"
+
+
+class ModelSpec(BaseModel):
+    """One panel entry. Secrets are never here: `api_key_env` names the variable that holds a key."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str = Field(min_length=1, description="LiteLLM model string, e.g. openai/gpt-4o")
+    name: str | None = Field(default=None, description="name in tables and reports; default: model")
+    api_base: str | None = None
+    api_key_env: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict, description="decoding parameters")
+    max_concurrency: int = Field(default=8, ge=1)
+    rpm: float | None = Field(default=None, gt=0, description="requests per minute")
+    timeout_s: float = Field(default=120.0, gt=0)
+    num_retries: int = Field(default=3, ge=0)
+    retry_backoff_s: float = Field(default=1.0, ge=0)
+    input_cost_per_token: float | None = Field(default=None, ge=0)
+    output_cost_per_token: float | None = Field(default=None, ge=0)
+    suites: list[str] | None = Field(default=None, description="only these suites")
+
+    @field_validator("model")
+    @classmethod
+    def _has_provider(cls, value: str) -> str:
+        if "/" not in value:
+            raise ValueError(
+                f"{value!r} has no provider prefix; LiteLLM needs e.g. 'openai/{value}' "
+                f"or '{BASELINE_PROVIDER}/{value}' for a built-in baseline"
+            )
+        return value
+
+    @property
+    def label(self) -> str:
+        return self.name or self.model
+
+    @property
+    def is_baseline(self) -> bool:
+        return self.model.startswith(f"{BASELINE_PROVIDER}/")
+
+    @property
+    def baseline_name(self) -> str:
+        return self.model.split("/", 1)[1]
+
+    @property
+    def seed(self) -> int:
+        return int(self.params.get("seed", 0))

@@ -1,0 +1,102 @@
+"""Terminal report of a run: official metrics per suite and task, slices, and run health."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from roadeval.tasks.aggregate import ALL, SUITE_WIDE
+
+
+def _fmt(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.3f}" if abs(value) < 1000 else f"{value:.0f}"
+
+
+def metric_tables(metrics: Sequence[dict[str, Any]]) -> list[Table]:
+    """One table per suite: rows are task x metric, columns are models."""
+    tables: list[Table] = []
+    suites = sorted({m["suite"] for m in metrics})
+    for suite in suites:
+        rows = [m for m in metrics if m["suite"] == suite and m["slice"] == ALL]
+        models = sorted({m["model"] for m in rows})
+        cells: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
+        counts: dict[tuple[str, str], int] = {}
+        for m in rows:
+            cells[(m["task"], m["metric"])][m["model"]] = m["value"]
+            counts[(m["task"], m["metric"])] = max(counts.get((m["task"], m["metric"]), 0), m["n"])
+        table = Table(title=f"{suite}: metrics per task", title_justify="left")
+        table.add_column("task")
+        table.add_column("metric")
+        table.add_column("n", justify="right")
+        for model in models:
+            table.add_column(model, justify="right")
+
+        def order(key: tuple[str, str]) -> tuple[int, str, str]:
+            return (1 if key[0] == SUITE_WIDE else 0, key[0].zfill(8), key[1])
+
+        for key in sorted(cells, key=order):
+            task, metric = key
+            label = "all tasks" if task == SUITE_WIDE else task
+            table.add_row(label, metric, str(counts[key]), *(_fmt(cells[key].get(m)) for m in models))
+        tables.append(table)
+    return tables
+
+
+def slice_tables(metrics: Sequence[dict[str, Any]]) -> list[Table]:
+    """One table per suite that slices: rows are label = value, columns are models."""
+    tables: list[Table] = []
+    rows = [m for m in metrics if m["slice"] != ALL]
+    for suite in sorted({m["suite"] for m in rows}):
+        suite_rows = [m for m in rows if m["suite"] == suite]
+        models = sorted({m["model"] for m in suite_rows})
+        cells: dict[tuple[str, str, str, str], dict[str, float]] = defaultdict(dict)
+        counts: dict[tuple[str, str, str, str], int] = {}
+        for m in suite_rows:
+            key = (m["task"], m["slice"], m["slice_value"], m["metric"])
+            cells[key][m["model"]] = m["value"]
+            counts[key] = max(counts.get(key, 0), m["n"])
+        table = Table(title=f"{suite}: per slice", title_justify="left")
+        for column in ("task", "slice", "value", "metric"):
+            table.add_column(column)
+        table.add_column("n", justify="right")
+        for model in models:
+            table.add_column(model, justify="right")
+        for key in sorted(cells):
+            table.add_row(*key, str(counts[key]), *(_fmt(cells[key].get(m)) for m in models))
+        tables.append(table)
+    return tables
+
+
+def health_table(counts: Sequence[dict[str, Any]]) -> Table:
+    """Calls, cache hits, errors and abnormal outputs per suite x model."""
+    table = Table(title="run health", title_justify="left")
+    for column in ("suite", "model", "items", "calls", "cached", "errors", "abnormal", "unparsed", "re-asks", "cost USD"):
+        table.add_column(column, justify="left" if column in ("suite", "model") else "right")
+    for c in counts:
+        cost = f"{c['cost_usd']:.4f}" if c["cost_known"] else f"≥{c['cost_usd']:.4f} (some unpriced)"
+        table.add_row(
+            c["suite"], c["model"], str(c["items"]), str(c["calls"]), str(c["cached"]),
+            str(c["errors"]), str(c["abnormal"]), str(c["unparsed"]), str(c["reasks"]), cost,
+        )
+    return table
+
+
+def print_report(console: Console, metrics: Sequence[dict[str, Any]], manifest: dict[str, Any]) -> None:
+    for table in metric_tables(metrics):
+        console.print(table)
+    for table in slice_tables(metrics):
+        console.print(table)
+    console.print(health_table(manifest["counts"]))
+    for c in manifest["counts"]:
+        if c["errors"]:
+            console.print(
+                f"[red]{c['model']} on {c['suite']}: {c['errors']} items failed "
+                f"({', '.join(f'{k}: {n}' for k, n in sorted(c['error_kinds'].items()))}); "
+                f"first error: {c['first_error']}[/red]"
+            )
