@@ -32,14 +32,17 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any] | ItemError]]:
                 yield number, ItemError(ItemProblem(str(path), number, None, f"not JSON: {exc}"))
                 continue
             if not isinstance(row, dict):
-                yield number, ItemError(
-                    ItemProblem(str(path), number, None, "row is not a JSON object")
+                yield (
+                    number,
+                    ItemError(ItemProblem(str(path), number, None, "row is not a JSON object")),
                 )
                 continue
             yield number, row
 
 
-def require(row: dict[str, Any], key: str, path: Path, line: int | None, kinds: type | tuple = object) -> Any:
+def require(
+    row: dict[str, Any], key: str, path: Path, line: int | None, kinds: type | tuple = object
+) -> Any:
     """Return row[key], or raise an ItemError naming file, line, field (and item id if known)."""
     item_id = row.get("id") if isinstance(row.get("id"), str) else None
     if key not in row or row[key] is None:
@@ -48,7 +51,9 @@ def require(row: dict[str, Any], key: str, path: Path, line: int | None, kinds: 
     if not isinstance(value, kinds):
         names = kinds.__name__ if isinstance(kinds, type) else "/".join(k.__name__ for k in kinds)
         raise ItemError(
-            ItemProblem(str(path), line, key, f"expected {names}, got {type(value).__name__}", item_id)
+            ItemProblem(
+                str(path), line, key, f"expected {names}, got {type(value).__name__}", item_id
+            )
         )
     return value
 

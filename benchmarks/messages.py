@@ -1,4 +1,4 @@
-"""Building blocks for chat messages in the OpenAI format that LiteLLM accepts for every provider."""
+"""Chat messages in the OpenAI format, which LiteLLM accepts for every provider."""
 
 from __future__ import annotations
 
@@ -18,12 +18,17 @@ def text_part(text: str) -> dict:
     return {"type": "text", "text": text}
 
 
-def user_message(text: str, images: Sequence[tuple[bytes, str]] = (), text_first: bool = False) -> Message:
-    """A user turn with images (bytes, mime) and text; plain string content when there is no image."""
+def user_message(
+    text: str, images: Sequence[tuple[bytes, str]] = (), text_first: bool = False
+) -> Message:
+    """A user turn with images (bytes, mime) and text; plain string content without images."""
     if not images:
         return {"role": "user", "content": text}
     parts = [image_part(data, mime) for data, mime in images]
-    return {"role": "user", "content": [text_part(text), *parts] if text_first else [*parts, text_part(text)]}
+    return {
+        "role": "user",
+        "content": [text_part(text), *parts] if text_first else [*parts, text_part(text)],
+    }
 
 
 def system_message(text: str) -> Message:

@@ -72,7 +72,7 @@ _BASELINES: dict[tuple[str, str], list[Baseline]] = {}
 def register_baseline(
     name: str, suite: str, tasks: Iterable[str] | None = None
 ) -> Callable[[BaselineFn], BaselineFn]:
-    """Function decorator: `fn(call) -> raw reply text` answers for `suite` (optionally some tasks)."""
+    """Function decorator: `fn(call) -> reply text` answers for `suite` (optionally some tasks)."""
 
     def wrap(fn: BaselineFn) -> BaselineFn:
         entry = Baseline(name, suite, frozenset(tasks) if tasks is not None else None, fn)

@@ -55,7 +55,9 @@ class Suite(ABC):
     def __init__(self, **options: Any) -> None:
         """Suites with settings (from the panel's `options:`) override this and validate them."""
         if options:
-            raise ValueError(f"suite {self.name!r} takes no options, got: {', '.join(sorted(options))}")
+            raise ValueError(
+                f"suite {self.name!r} takes no options, got: {', '.join(sorted(options))}"
+            )
 
     def options(self) -> dict[str, Any]:
         """The settings in force, recorded in the run manifest."""

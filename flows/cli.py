@@ -1,4 +1,4 @@
-"""The `roadeval` command line: run a panel, run the demo, query the store, score prediction files."""
+"""The `roadeval` command line: run a panel or the demo, query the store, score predictions."""
 
 from __future__ import annotations
 
@@ -19,12 +19,31 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
-console = Console()
-err = Console(stderr=True)
+
+
+def _width(stream: object) -> int | None:
+    # Piped output (CI logs, files) gets wide tables instead of rich's 80-column default.
+    isatty = getattr(stream, "isatty", None)
+    return None if isatty is not None and isatty() else 200
+
+
+class _Consoles:
+    """Consoles made at print time, so they follow whatever stdout/stderr are then."""
+
+    @property
+    def out(self) -> Console:
+        return Console(width=_width(sys.stdout))
+
+    @property
+    def err(self) -> Console:
+        return Console(stderr=True, width=_width(sys.stderr))
+
+
+_consoles = _Consoles()
 
 
 def _fail(message: str) -> None:
-    err.print(f"[bold red]error:[/bold red] {message}")
+    _consoles.err.print(f"[bold red]error:[/bold red] {message}")
     raise typer.Exit(code=2)
 
 
@@ -45,18 +64,22 @@ def _run_panel(panel_path: Path, store: str | None) -> None:
     except (ItemError, SuiteSourceError, KeyError, ValueError) as exc:
         _fail(exc.args[0] if exc.args else str(exc))
         return
-    print_report(console, summary.metrics, summary.manifest)
-    console.print(f"run [bold]{summary.run_id}[/bold] landed in {summary.store_uri}")
-    console.print(f"manifest: {summary.store_uri.rstrip('/')}/{summary.manifest_key}")
+    print_report(_consoles.out, summary.metrics, summary.manifest)
+    _consoles.out.print(f"run [bold]{summary.run_id}[/bold] landed in {summary.store_uri}")
+    _consoles.out.print(f"manifest: {summary.store_uri.rstrip('/')}/{summary.manifest_key}")
     if summary.n_errors:
-        err.print(f"[red]{summary.n_errors} items ended in model errors; see above and the manifest[/red]")
+        _consoles.err.print(
+            f"[red]{summary.n_errors} items ended in model errors; see above and the manifest[/red]"
+        )
         raise typer.Exit(code=1)
 
 
 @app.command()
 def run(
     panel: Annotated[Path, typer.Option("--panel", "-p", help="panel YAML file")],
-    store: Annotated[str | None, typer.Option(help="store root: a folder or s3://bucket/prefix")] = None,
+    store: Annotated[
+        str | None, typer.Option(help="store root: a folder or s3://bucket/prefix")
+    ] = None,
 ) -> None:
     """Evaluate every suite of a panel with every model of it."""
     _run_panel(panel, store)
@@ -64,7 +87,9 @@ def run(
 
 @app.command()
 def demo(
-    store: Annotated[str | None, typer.Option(help="store root: a folder or s3://bucket/prefix")] = None,
+    store: Annotated[
+        str | None, typer.Option(help="store root: a folder or s3://bucket/prefix")
+    ] = None,
 ) -> None:
     """Run the bundled demo panel: generated suites against the offline baselines."""
     panel = files("roadeval.flows").joinpath("panels/demo.yaml")
@@ -79,8 +104,15 @@ class OutputFormat(StrEnum):
 
 @app.command()
 def query(
-    sql: Annotated[str, typer.Argument(help="SQL over the views items, responses, parses, scores, metrics, runs, costs")],
-    store: Annotated[str | None, typer.Option(help="store root: a folder or s3://bucket/prefix")] = None,
+    sql: Annotated[
+        str,
+        typer.Argument(
+            help="SQL over the views items, responses, parses, scores, metrics, runs, costs"
+        ),
+    ],
+    store: Annotated[
+        str | None, typer.Option(help="store root: a folder or s3://bucket/prefix")
+    ] = None,
     format: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.table,
 ) -> None:
     """Query the store with DuckDB."""
@@ -109,7 +141,7 @@ def _print_rows(columns: list[str], rows: list[tuple[Any, ...]], format: OutputF
         table = Table(*columns)
         for row in rows:
             table.add_row(*("" if v is None else str(v) for v in row))
-        console.print(table)
+        _consoles.out.print(table)
 
 
 @app.command("score-predictions")
@@ -117,9 +149,15 @@ def score_predictions(
     suite: Annotated[str, typer.Option(help="suite name, e.g. roadbench or tbbench")],
     labels: Annotated[Path, typer.Option(help="the release's label file")],
     predictions: Annotated[Path, typer.Option(help="a prediction file in the release's format")],
-    task: Annotated[str | None, typer.Option(help="task number or code, where the suite needs it")] = None,
-    images: Annotated[Path | None, typer.Option(help="image folder (RoadBench task 3 reads sizes)")] = None,
-    reparse: Annotated[bool, typer.Option(help="also parse raw answers with roadeval's parser")] = False,
+    task: Annotated[
+        str | None, typer.Option(help="task number or code, where the suite needs it")
+    ] = None,
+    images: Annotated[
+        Path | None, typer.Option(help="image folder (RoadBench task 3 reads sizes)")
+    ] = None,
+    reparse: Annotated[
+        bool, typer.Option(help="also parse raw answers with roadeval's parser")
+    ] = False,
 ) -> None:
     """Score a released prediction file exactly as the release's scripts do; prints JSON."""
     from roadeval.benchmarks.registry import get_suite
@@ -143,8 +181,11 @@ def suites() -> None:
     from roadeval.benchmarks.registry import registry_snapshot
 
     snapshot = registry_snapshot()
-    console.print("suites: " + ", ".join(snapshot["suites"]))
-    console.print("baselines (name@suite, use as model 'roadeval/<name>'): " + ", ".join(snapshot["baselines"]))
+    _consoles.out.print("suites: " + ", ".join(snapshot["suites"]))
+    _consoles.out.print(
+        "baselines (name@suite, use as model 'roadeval/<name>'): "
+        + ", ".join(snapshot["baselines"])
+    )
 
 
 if __name__ == "__main__":

@@ -45,7 +45,11 @@ def load_suite_task(panel: Panel, index: int) -> LoadedSuite:
     return load_entry(panel, panel.suites[index])
 
 
-@task(name="answer-shard", cache_policy=NO_CACHE, task_run_name="{shard.suite.name}/{shard.client.spec.label}/{shard.index}")
+@task(
+    name="answer-shard",
+    cache_policy=NO_CACHE,
+    task_run_name="{shard.suite.name}/{shard.client.spec.label}/{shard.index}",
+)
 def shard_task(shard: Shard, store: Store) -> ShardResult:
     return run_shard(shard, store)
 
@@ -147,7 +151,10 @@ def evaluate_panel(panel: Panel, store_uri: str | None = None) -> RunSummary:
 
     ended = datetime.now(UTC)
     counts = _counts(results)
-    total = {k: sum(c[k] for c in counts.values()) for k in ("calls", "cached", "errors", "abnormal", "unparsed")}
+    total = {
+        k: sum(c[k] for c in counts.values())
+        for k in ("calls", "cached", "errors", "abnormal", "unparsed")
+    }
     cost = sum(c["cost_usd"] for c in counts.values())
     manifest = {
         "run_id": run_id,

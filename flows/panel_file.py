@@ -47,7 +47,9 @@ class Panel(BaseModel):
         labels = [m.label for m in self.models]
         dupes = sorted({x for x in labels if labels.count(x) > 1})
         if dupes:
-            raise ValueError(f"model names must be unique; repeated: {', '.join(dupes)} (set 'name')")
+            raise ValueError(
+                f"model names must be unique; repeated: {', '.join(dupes)} (set 'name')"
+            )
         return self
 
     def source_path(self, entry: SuiteEntry) -> Path:

@@ -55,7 +55,9 @@ def load_entry(panel: Panel, entry: SuiteEntry) -> LoadedSuite:
     seen: dict[str, Item] = {}
     for item in items:
         if item.item_id in seen:
-            raise SuiteSourceError(f"suite {entry.name}: item id {item.item_id!r} appears twice in {source}")
+            raise SuiteSourceError(
+                f"suite {entry.name}: item id {item.item_id!r} appears twice in {source}"
+            )
         seen[item.item_id] = item
     if not items:
         raise SuiteSourceError(f"suite {entry.name}: no items loaded from {source}")

@@ -1,7 +1,84 @@
-"""roadeval: evaluate multimodal models on transportation benchmarks."""
+"""roadeval: evaluate multimodal models on transportation benchmarks.
+
+The public names below are re-exported lazily, so that `import roadeval` (and `roadeval --help`)
+does not pay for LiteLLM or Prefect until a run needs them.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 from roadeval.environment import apply_offline_defaults
 
 apply_offline_defaults()
 
 __version__ = "0.1.0"
+
+_EXPORTS: dict[str, str] = {
+    "Item": "roadeval.benchmarks.item",
+    "Media": "roadeval.benchmarks.item",
+    "MediaKind": "roadeval.benchmarks.item",
+    "AnswerKind": "roadeval.benchmarks.item",
+    "Suite": "roadeval.benchmarks.suite",
+    "ParsedAnswer": "roadeval.benchmarks.suite",
+    "ParseStatus": "roadeval.benchmarks.suite",
+    "ScoredItem": "roadeval.benchmarks.suite",
+    "BadItemPolicy": "roadeval.benchmarks.errors",
+    "ItemError": "roadeval.benchmarks.errors",
+    "register_suite": "roadeval.benchmarks.registry",
+    "register_baseline": "roadeval.benchmarks.registry",
+    "get_suite": "roadeval.benchmarks.registry",
+    "suite_names": "roadeval.benchmarks.registry",
+    "Store": "roadeval.storage.store",
+    "open_store": "roadeval.storage.store",
+    "ModelSpec": "roadeval.tasks.model_spec",
+    "Panel": "roadeval.flows.panel_file",
+    "load_panel": "roadeval.flows.panel_file",
+    "evaluate_panel": "roadeval.flows.panel",
+}
+
+__all__ = [  # noqa: RUF022 - grouped as in _EXPORTS
+    "__version__",
+    "AnswerKind",
+    "BadItemPolicy",
+    "Item",
+    "ItemError",
+    "Media",
+    "MediaKind",
+    "ModelSpec",
+    "Panel",
+    "ParseStatus",
+    "ParsedAnswer",
+    "ScoredItem",
+    "Store",
+    "Suite",
+    "evaluate_panel",
+    "get_suite",
+    "load_panel",
+    "open_store",
+    "register_baseline",
+    "register_suite",
+    "suite_names",
+]
+
+if TYPE_CHECKING:
+    from roadeval.benchmarks.errors import BadItemPolicy, ItemError
+    from roadeval.benchmarks.item import AnswerKind, Item, Media, MediaKind
+    from roadeval.benchmarks.registry import (
+        get_suite,
+        register_baseline,
+        register_suite,
+        suite_names,
+    )
+    from roadeval.benchmarks.suite import ParsedAnswer, ParseStatus, ScoredItem, Suite
+    from roadeval.flows.panel import evaluate_panel
+    from roadeval.flows.panel_file import Panel, load_panel
+    from roadeval.storage.store import Store, open_store
+    from roadeval.tasks.model_spec import ModelSpec
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'roadeval' has no attribute {name!r}")

@@ -33,7 +33,9 @@ def _dataset(store: Store, table: str) -> ds.Dataset:
 
 def connect(store: Store) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB with views items, responses, parses, scores, metrics, runs, costs."""
-    con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
+    con = duckdb.connect(
+        config={"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+    )
     for table in SCHEMAS:
         con.register(f"_{table}_arrow", _dataset(store, table))
         con.execute(f"create view {table} as select * from _{table}_arrow")

@@ -80,7 +80,7 @@ class LocalStore(Store):
 
 
 class S3Store(Store):
-    """`s3://bucket/prefix` through boto3; endpoint and credentials from the standard AWS variables."""
+    """`s3://bucket/prefix` through boto3; endpoint and credentials from the standard AWS env."""
 
     def __init__(self, bucket: str, prefix: str) -> None:
         import boto3

@@ -80,7 +80,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("details_json", pa.string()),
         ]
     ),
-    # Corpus-level results: per task (slice '' = all items), per slice value, and suite-wide (task '*').
+    # Corpus-level results: per task (slice '' = all items), per slice value, suite-wide (task '*').
     "metrics": pa.schema(
         [
             ("run_id", pa.string()),
@@ -177,6 +177,9 @@ def read_table(store: Store, table: str) -> pa.Table:
         return SCHEMAS[table].empty_table()
     filesystem, root = store.arrow()
     dataset = ds.dataset(
-        [f"{root}/{key}" for key in keys], schema=SCHEMAS[table], format="parquet", filesystem=filesystem
+        [f"{root}/{key}" for key in keys],
+        schema=SCHEMAS[table],
+        format="parquet",
+        filesystem=filesystem,
     )
     return dataset.to_table()

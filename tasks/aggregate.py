@@ -12,14 +12,18 @@ ALL = ""  # the slice name of the rows that cover every item of a task
 SUITE_WIDE = "*"  # the task name of suite-level rows
 
 
-def aggregate(suite: Suite, model: str, run_id: str, scored: Sequence[ScoredItem]) -> list[dict[str, Any]]:
+def aggregate(
+    suite: Suite, model: str, run_id: str, scored: Sequence[ScoredItem]
+) -> list[dict[str, Any]]:
     """Metric rows for one suite x model; the official numbers come from the suite's summarize."""
     rows: list[dict[str, Any]] = []
     by_task: dict[str, list[ScoredItem]] = defaultdict(list)
     for entry in scored:
         by_task[entry.item.task].append(entry)
 
-    def row(task: str, slice_: str, value_: str, metric: str, value: float, n: int) -> dict[str, Any]:
+    def row(
+        task: str, slice_: str, value_: str, metric: str, value: float, n: int
+    ) -> dict[str, Any]:
         return {
             "run_id": run_id,
             "suite": suite.name,
@@ -45,6 +49,17 @@ def aggregate(suite: Suite, model: str, run_id: str, scored: Sequence[ScoredItem
                 for metric in suite.slice_metrics:
                     values = [m.values[metric] for m in members if metric in m.values]
                     if values:
-                        rows.append(row(task, label, group_value, metric, sum(values) / len(values), len(values)))
-    rows.extend(row(SUITE_WIDE, ALL, "", m, v, len(scored)) for m, v in suite.overall(per_task).items())
+                        rows.append(
+                            row(
+                                task,
+                                label,
+                                group_value,
+                                metric,
+                                sum(values) / len(values),
+                                len(values),
+                            )
+                        )
+    rows.extend(
+        row(SUITE_WIDE, ALL, "", m, v, len(scored)) for m, v in suite.overall(per_task).items()
+    )
     return rows

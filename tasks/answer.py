@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-
 from dataclasses import dataclass, field
 
 from roadeval.benchmarks.item import Item
@@ -35,7 +34,7 @@ class ItemOutcome:
 async def answer_item(
     suite: Suite, item: Item, client: ModelClient, cache: ResponseCache
 ) -> ItemOutcome:
-    """Run the protocol for one item. A call error ends the item unscored, never as a wrong answer."""
+    """Run the protocol for one item; a call error ends it unscored, never as a wrong answer."""
     outcome = ItemOutcome(item)
     messages = suite.messages(item)
     for attempt in range(1, suite.max_attempts + 1):

@@ -34,7 +34,9 @@ class _Loop:
 
     def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, name="roadeval-gateway", daemon=True)
+        self.thread = threading.Thread(
+            target=self.loop.run_forever, name="roadeval-gateway", daemon=True
+        )
         self.thread.start()
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
@@ -56,13 +58,26 @@ def run_on_gateway(coro: Coroutine[Any, Any, T]) -> T:
     return _LOOP.run(coro)
 
 
+def _is_connection_failure(exc: BaseException) -> bool:
+    # LiteLLM reports a refused connection as an InternalServerError; the cause chain tells.
+    seen: BaseException | None = exc
+    while seen is not None:
+        name = type(seen).__name__
+        if name in {"APIConnectionError", "ConnectError", "ConnectTimeout"} and not isinstance(
+            seen, litellm.Timeout
+        ):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return "Connection error" in str(exc)
+
+
 def classify(exc: BaseException) -> str:
     """Map a LiteLLM exception to an ErrorKind."""
     if isinstance(exc, litellm.RateLimitError):
         return ErrorKind.RATE_LIMIT
     if isinstance(exc, litellm.Timeout):
         return ErrorKind.TIMEOUT
-    if isinstance(exc, litellm.APIConnectionError):
+    if isinstance(exc, litellm.APIConnectionError) or _is_connection_failure(exc):
         return ErrorKind.CONNECTION
     if isinstance(exc, litellm.AuthenticationError | litellm.PermissionDeniedError):
         return ErrorKind.AUTH
@@ -88,7 +103,7 @@ def retry_after_s(exc: BaseException) -> float | None:
 
 
 class ModelClient:
-    """Calls one model. Limits, retries, unreachable detection and cost live here and nowhere else."""
+    """Calls one model. Limits, retries, unreachable detection and cost live here alone."""
 
     def __init__(self, spec: ModelSpec) -> None:
         self.spec = spec
@@ -114,10 +129,12 @@ class ModelClient:
         if spec.api_key_env:
             key = os.environ.get(spec.api_key_env)
             if not key:
-                raise KeyError(f"model {spec.label}: environment variable {spec.api_key_env} is not set")
+                raise KeyError(
+                    f"model {spec.label}: environment variable {spec.api_key_env} is not set"
+                )
             kwargs["api_key"] = key
         elif spec.api_base and spec.model.startswith("openai/"):
-            # OpenAI-compatible servers (vLLM, SGLang) often need no key, but the client insists on one.
+            # OpenAI-compatible servers (vLLM, SGLang) often need no key; the client insists on one.
             kwargs["api_key"] = os.environ.get("OPENAI_API_KEY", "none")
         if spec.input_cost_per_token is not None:
             kwargs["input_cost_per_token"] = spec.input_cost_per_token
@@ -139,19 +156,26 @@ class ModelClient:
         key = request.key
         attempt_errors = 0
         while True:
-            if self.unreachable:
-                return self._error(request, key, ErrorKind.UNREACHABLE, self._unreachable_message(), 0.0)
             started = time.monotonic()
             try:
                 async with self.limiter:
+                    # Checked with a slot held: calls queued behind a failing one see the verdict.
+                    if self.unreachable:
+                        return self._error(
+                            request, key, ErrorKind.UNREACHABLE, self._unreachable_message(), 0.0
+                        )
                     self.calls += 1
                     response = await litellm.acompletion(**self._kwargs(request))
-            except Exception as exc:  # noqa: BLE001 - every failure becomes a recorded error
+            except Exception as exc:
                 latency = time.monotonic() - started
                 kind = classify(exc)
                 if kind == ErrorKind.CONNECTION:
                     self.consecutive_connection_errors += 1
-                if kind in _RETRYABLE and attempt_errors < self.spec.num_retries and not self.unreachable:
+                if (
+                    kind in _RETRYABLE
+                    and attempt_errors < self.spec.num_retries
+                    and not self.unreachable
+                ):
                     attempt_errors += 1
                     await asyncio.sleep(self._backoff(attempt_errors, exc))
                     continue
@@ -199,7 +223,7 @@ class ModelClient:
             return float(cost)
         try:
             return float(litellm.completion_cost(completion_response=response))
-        except Exception:  # noqa: BLE001 - no price known: cost is unknown, not zero
+        except Exception:
             return None
 
     def _error(

@@ -10,7 +10,7 @@ BASELINE_PROVIDER = "roadeval"
 
 
 class ModelSpec(BaseModel):
-    """One panel entry. Secrets are never here: `api_key_env` names the variable that holds a key."""
+    """One panel entry. No secrets here: `api_key_env` names the variable that holds a key."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

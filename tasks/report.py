@@ -43,7 +43,9 @@ def metric_tables(metrics: Sequence[dict[str, Any]]) -> list[Table]:
         for key in sorted(cells, key=order):
             task, metric = key
             label = "all tasks" if task == SUITE_WIDE else task
-            table.add_row(label, metric, str(counts[key]), *(_fmt(cells[key].get(m)) for m in models))
+            table.add_row(
+                label, metric, str(counts[key]), *(_fmt(cells[key].get(m)) for m in models)
+            )
         tables.append(table)
     return tables
 
@@ -76,18 +78,41 @@ def slice_tables(metrics: Sequence[dict[str, Any]]) -> list[Table]:
 def health_table(counts: Sequence[dict[str, Any]]) -> Table:
     """Calls, cache hits, errors and abnormal outputs per suite x model."""
     table = Table(title="run health", title_justify="left")
-    for column in ("suite", "model", "items", "calls", "cached", "errors", "abnormal", "unparsed", "re-asks", "cost USD"):
+    for column in (
+        "suite",
+        "model",
+        "items",
+        "calls",
+        "cached",
+        "errors",
+        "abnormal",
+        "unparsed",
+        "re-asks",
+        "cost USD",
+    ):
         table.add_column(column, justify="left" if column in ("suite", "model") else "right")
     for c in counts:
-        cost = f"{c['cost_usd']:.4f}" if c["cost_known"] else f"≥{c['cost_usd']:.4f} (some unpriced)"
+        cost = (
+            f"{c['cost_usd']:.4f}" if c["cost_known"] else f"≥{c['cost_usd']:.4f} (some unpriced)"
+        )
         table.add_row(
-            c["suite"], c["model"], str(c["items"]), str(c["calls"]), str(c["cached"]),
-            str(c["errors"]), str(c["abnormal"]), str(c["unparsed"]), str(c["reasks"]), cost,
+            c["suite"],
+            c["model"],
+            str(c["items"]),
+            str(c["calls"]),
+            str(c["cached"]),
+            str(c["errors"]),
+            str(c["abnormal"]),
+            str(c["unparsed"]),
+            str(c["reasks"]),
+            cost,
         )
     return table
 
 
-def print_report(console: Console, metrics: Sequence[dict[str, Any]], manifest: dict[str, Any]) -> None:
+def print_report(
+    console: Console, metrics: Sequence[dict[str, Any]], manifest: dict[str, Any]
+) -> None:
     for table in metric_tables(metrics):
         console.print(table)
     for table in slice_tables(metrics):

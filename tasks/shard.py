@@ -1,4 +1,4 @@
-"""A shard: one suite x one model x one chunk of items, answered concurrently and landed as parts."""
+"""A shard: one suite x one model x one chunk of items, answered concurrently, landed as parts."""
 
 from __future__ import annotations
 
@@ -108,7 +108,13 @@ def _land(shard: Shard, store: Store, outcomes: list[ItemOutcome]) -> None:
             )
         for metric, value in (outcome.values or {}).items():
             scores.append(
-                {**base, "model": model, "metric": metric, "value": float(value), "details_json": None}
+                {
+                    **base,
+                    "model": model,
+                    "metric": metric,
+                    "value": float(value),
+                    "details_json": None,
+                }
             )
     name = f"{run_id}-{shard.index:05d}"
     write_part(store, "responses", name, responses, suite=suite, model=model)
@@ -117,7 +123,9 @@ def _land(shard: Shard, store: Store, outcomes: list[ItemOutcome]) -> None:
 
 
 def _summarise(shard: Shard, outcomes: list[ItemOutcome]) -> ShardResult:
-    result = ShardResult(suite=shard.suite.name, model=shard.client.spec.label, n_items=len(outcomes))
+    result = ShardResult(
+        suite=shard.suite.name, model=shard.client.spec.label, n_items=len(outcomes)
+    )
     for outcome in outcomes:
         for response in outcome.responses:
             if response.cached:
@@ -132,7 +140,9 @@ def _summarise(shard: Shard, outcomes: list[ItemOutcome]) -> ShardResult:
         error = outcome.error
         if error is not None:
             result.n_errors += 1
-            result.errors[error.error_kind or "other"] = result.errors.get(error.error_kind or "other", 0) + 1
+            result.errors[error.error_kind or "other"] = (
+                result.errors.get(error.error_kind or "other", 0) + 1
+            )
             result.first_error = result.first_error or error.error_message
             continue
         parsed = outcome.final_parse

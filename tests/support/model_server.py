@@ -21,7 +21,9 @@ class Reply:
     completion_tokens: int = 1
 
 
-Rule = Callable[[dict[str, Any], int], Reply]  # (request body, this model's hit number from 1) -> reply
+Rule = Callable[
+    [dict[str, Any], int], Reply
+]  # (request body, this model's hit number from 1) -> reply
 
 
 def prompt_text(body: dict[str, Any]) -> str:
@@ -87,7 +89,9 @@ class ModelServer:
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
                 if reply.status != 200:
-                    error = {"error": {"message": reply.text or f"status {reply.status}", "type": "test"}}
+                    error = {
+                        "error": {"message": reply.text or f"status {reply.status}", "type": "test"}
+                    }
                     self._send(reply.status, error, reply.headers)
                     return
                 payload = {

@@ -1,0 +1,98 @@
+"""The TB-Bench suite: eight traffic-behaviour tasks, scored by the release's keyword and
+tolerance rules, reported as task accuracy x100 and their unweighted mean."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from roadeval.benchmarks.errors import BadItemPolicy
+from roadeval.benchmarks.item import Item
+from roadeval.benchmarks.loading import LoadReport
+from roadeval.benchmarks.registry import register_suite
+from roadeval.benchmarks.suite import Message, ParsedAnswer, ScoredItem, Suite
+from roadeval.benchmarks.tbbench.answers import grade, read_answer
+from roadeval.benchmarks.tbbench.frames import image_mime
+from roadeval.benchmarks.tbbench.loader import load_items
+from roadeval.benchmarks.tbbench.predictions import score_prediction_file
+from roadeval.benchmarks.tbbench.prompt import prompt_messages, question_text
+from roadeval.benchmarks.tbbench.summary import accuracy_percent, unweighted_mean
+
+SUITE_VERSION = "hf-release-1"
+
+
+@register_suite("tbbench")
+class TBBenchSuite(Suite):
+    """Options: `add_choices` (bool, default False as in the release notebook) appends the
+    release's answer-format or option lines to each question."""
+
+    prompt_version: ClassVar[str] = "release-notebook-1"
+    # One try per item: the release never asks again.
+    max_attempts: ClassVar[int] = 1
+    slice_labels: ClassVar[tuple[str, ...]] = ("gold_kind",)
+    slice_metrics: ClassVar[tuple[str, ...]] = ("correct",)
+
+    def __init__(self, **options: Any) -> None:
+        add_choices = options.pop("add_choices", False)
+        if options:
+            raise ValueError(f"suite 'tbbench' has no option(s): {', '.join(sorted(options))}")
+        if not isinstance(add_choices, bool):
+            raise ValueError(
+                f"tbbench option add_choices must be true or false, got {add_choices!r}"
+            )
+        self.add_choices = add_choices
+
+    def options(self) -> dict[str, Any]:
+        return {"add_choices": self.add_choices}
+
+    def load(self, source: Path, *, on_bad_item: BadItemPolicy = BadItemPolicy.ERROR) -> LoadReport:
+        return load_items(
+            source, suite_version=SUITE_VERSION, policy=on_bad_item, add_choices=self.add_choices
+        )
+
+    def messages(self, item: Item) -> list[Message]:
+        choices = [item.options[letter] for letter in sorted(item.options)]
+        question = question_text(
+            item.labels["release_task"], item.question, choices, self.add_choices
+        )
+        frames = []
+        for media in sorted(item.media, key=lambda m: m.index or 0):
+            data = media.read_bytes()
+            frames.append((data, image_mime(data)))
+        return prompt_messages(question, frames)
+
+    def parse(self, item: Item, text: str) -> ParsedAnswer:
+        return read_answer(item.task, item.reference, text)
+
+    def score(self, item: Item, parsed: ParsedAnswer) -> dict[str, float]:
+        return {"correct": 1.0 if grade(item.task, item.reference, parsed) else 0.0}
+
+    def summarize(self, task: str, scored: Sequence[ScoredItem]) -> dict[str, float]:
+        if not scored:
+            return {}
+        return {"accuracy": accuracy_percent([row.values["correct"] for row in scored])}
+
+    def overall(self, per_task: dict[str, dict[str, float]]) -> dict[str, float]:
+        accuracies = [metrics["accuracy"] for metrics in per_task.values() if "accuracy" in metrics]
+        if not accuracies:
+            return {}
+        return {"mean_accuracy": unweighted_mean(accuracies)}
+
+    def score_predictions(
+        self,
+        *,
+        labels: Path,
+        predictions: Path,
+        task: str | None = None,
+        images: Path | None = None,
+        reparse: bool = False,
+    ) -> dict[str, Any]:
+        """Predictions are always raw text, read by the release's rules; `images` and `reparse`
+        change nothing for this suite."""
+        return score_prediction_file(labels, predictions, task)
+
+    def generate_demo(self, root: Path) -> Path:
+        from roadeval.benchmarks.tbbench.demo import write_demo
+
+        return write_demo(root)

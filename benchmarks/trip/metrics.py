@@ -1,0 +1,101 @@
+"""TRIP's report figures: accuracy overall and by label, two structural penalties, abnormal counts.
+
+Every figure is computed from per-item `correct` values, so an abnormal reply that the rule marks
+wrong lowers accuracy exactly as the protocol says, and is counted separately as well.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from roadeval.benchmarks.suite import ParseStatus, ScoredItem
+from roadeval.benchmarks.trip.taxonomy import Modality
+
+CORRECT = "correct"
+
+
+def accuracy(scored: Sequence[ScoredItem]) -> float:
+    """Share of items answered correctly (unparsed replies count as wrong)."""
+    return float(np.mean([row.values[CORRECT] for row in scored]))
+
+
+def accuracy_by_label(scored: Sequence[ScoredItem], label: str) -> dict[str, float]:
+    """Accuracy per value of one item label (role, subject, ..., modality), values sorted."""
+    groups: dict[str, list[ScoredItem]] = {}
+    for row in scored:
+        groups.setdefault(row.item.labels[label], []).append(row)
+    return {value: accuracy(groups[value]) for value in sorted(groups)}
+
+
+def modality_penalty(scored: Sequence[ScoredItem]) -> float | None:
+    """Text accuracy minus the worst non-text modality's; None unless both kinds are present."""
+    by_modality = accuracy_by_label(scored, "modality")
+    text = by_modality.pop(Modality.TEXT.value, None)
+    if text is None or not by_modality:
+        return None
+    return text - min(by_modality.values())
+
+
+def difficulty_penalty(scored: Sequence[ScoredItem]) -> float | None:
+    """Easy accuracy minus hard accuracy; None unless both levels are present."""
+    by_difficulty = accuracy_by_label(scored, "difficulty")
+    if "easy" not in by_difficulty or "hard" not in by_difficulty:
+        return None
+    return by_difficulty["easy"] - by_difficulty["hard"]
+
+
+def abnormal_by_rule(scored: Sequence[ScoredItem]) -> Counter[str]:
+    """How many replies each abnormal rule caught (the paper's stability indicator)."""
+    return Counter(row.parsed.rule for row in scored if row.parsed.status is not ParseStatus.OK)
+
+
+def summarize_items(scored: Sequence[ScoredItem]) -> dict[str, float]:
+    """The corpus figures of one task: accuracy, abnormal counts, and the penalties when defined."""
+    if not scored:
+        return {}
+    abnormal = abnormal_by_rule(scored)
+    total_abnormal = sum(abnormal.values())
+    summary = {
+        "accuracy": accuracy(scored),
+        "abnormal_count": float(total_abnormal),
+        "abnormal_rate": total_abnormal / len(scored),
+    }
+    summary.update({f"abnormal.{rule}": float(count) for rule, count in sorted(abnormal.items())})
+    penalties = {
+        "modality_penalty": modality_penalty(scored),
+        "difficulty_penalty": difficulty_penalty(scored),
+    }
+    summary.update({name: value for name, value in penalties.items() if value is not None})
+    return summary
+
+
+@dataclass(frozen=True)
+class ParetoRow:
+    """One bar of a role's Pareto error plot: a knowledge point, its errors, the running share."""
+
+    knowledge_point: str
+    errors: int
+    cumulative_share: float
+
+
+def error_pareto(scored: Sequence[ScoredItem]) -> dict[str, list[ParetoRow]]:
+    """Per role, knowledge points by error count (most first, ties by name), cumulative share."""
+    errors: dict[str, Counter[str]] = {}
+    for row in scored:
+        if row.values[CORRECT] < 1.0:
+            role = row.item.labels["role"]
+            errors.setdefault(role, Counter())[row.item.labels["knowledge_point"]] += 1
+    charts: dict[str, list[ParetoRow]] = {}
+    for role in sorted(errors):
+        ranked = sorted(errors[role].items(), key=lambda pair: (-pair[1], pair[0]))
+        counts = np.array([count for _, count in ranked])
+        shares = np.cumsum(counts) / counts.sum()
+        charts[role] = [
+            ParetoRow(point, int(count), float(share))
+            for (point, count), share in zip(ranked, shares, strict=True)
+        ]
+    return charts

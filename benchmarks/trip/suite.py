@@ -1,0 +1,70 @@
+"""The TRIP-Evaluate suite: single-choice transport questions over text, images and point clouds."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from roadeval.benchmarks.errors import BadItemPolicy
+from roadeval.benchmarks.item import Item
+from roadeval.benchmarks.loading import LoadReport
+from roadeval.benchmarks.registry import register_suite
+from roadeval.benchmarks.suite import Message, ParsedAnswer, ScoredItem, Suite
+from roadeval.benchmarks.trip import demo, metrics
+from roadeval.benchmarks.trip.answer_rule import AbnormalRule, parse_reply
+from roadeval.benchmarks.trip.loader import load_items
+from roadeval.benchmarks.trip.prompt import PROMPT_VERSION, build_messages
+from roadeval.benchmarks.trip.taxonomy import LABEL_FIELDS, SUITE_NAME, TASK
+
+# Suite-level figures surfaced from the single task's summary.
+_OVERALL_KEYS = ("accuracy", "abnormal_rate", "modality_penalty", "difficulty_penalty")
+
+
+@register_suite(SUITE_NAME)
+class TripSuite(Suite):
+    """TRIP-Evaluate: one prompt, one letter A-D, accuracy overall and by each label.
+
+    Option `abnormal_rule`: "wrong" (default; abnormal replies are wrong) or "first-valid" (the
+    first option letter in an abnormal reply is taken); see `answer_rule` for the exact rule.
+    """
+
+    prompt_version: ClassVar[str] = PROMPT_VERSION
+    slice_labels: ClassVar[tuple[str, ...]] = tuple(LABEL_FIELDS)
+    slice_metrics: ClassVar[tuple[str, ...]] = (metrics.CORRECT,)
+
+    def __init__(self, *, abnormal_rule: str = AbnormalRule.WRONG.value, **options: Any) -> None:
+        super().__init__(**options)
+        try:
+            self.abnormal_rule = AbnormalRule(abnormal_rule)
+        except ValueError:
+            allowed = ", ".join(rule.value for rule in AbnormalRule)
+            raise ValueError(
+                f"suite 'trip': abnormal_rule must be one of {allowed}, got {abnormal_rule!r}"
+            ) from None
+
+    def options(self) -> dict[str, Any]:
+        return {"abnormal_rule": self.abnormal_rule.value}
+
+    def load(self, source: Path, *, on_bad_item: BadItemPolicy = BadItemPolicy.ERROR) -> LoadReport:
+        return load_items(Path(source), on_bad_item)
+
+    def messages(self, item: Item) -> list[Message]:
+        return build_messages(item)
+
+    def parse(self, item: Item, text: str) -> ParsedAnswer:
+        return parse_reply(text, self.abnormal_rule)
+
+    def score(self, item: Item, parsed: ParsedAnswer) -> dict[str, float]:
+        # An unparsed reply has no value, so it never equals the gold letter: wrong, by the rule.
+        return {metrics.CORRECT: 1.0 if parsed.value == item.reference else 0.0}
+
+    def summarize(self, task: str, scored: Sequence[ScoredItem]) -> dict[str, float]:
+        return metrics.summarize_items(scored)
+
+    def overall(self, per_task: dict[str, dict[str, float]]) -> dict[str, float]:
+        summary = per_task.get(TASK, {})
+        return {key: summary[key] for key in _OVERALL_KEYS if key in summary}
+
+    def generate_demo(self, root: Path) -> Path:
+        return demo.generate_demo(Path(root))

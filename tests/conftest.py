@@ -1,0 +1,125 @@
+"""Session-wide engines for the tests: one Prefect backend, one model server, one S3 server."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import roadeval  # noqa: F401 - applies the offline defaults before anything else loads
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from support.model_server import ModelServer
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def shared_dir() -> Path | None:
+    """The reference data beside the checkout (../shared), or ROADEVAL_SHARED; None when absent."""
+    configured = os.environ.get("ROADEVAL_SHARED")
+    path = Path(configured) if configured else REPO.parent / "shared"
+    return path if (path / "samples").is_dir() else None
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Demo suites and extracted media go to a per-session folder, not the user's cache."""
+    base = tmp_path_factory.mktemp("roadeval-home")
+    old = {
+        k: os.environ.get(k)
+        for k in ("ROADEVAL_DEMO_DIR", "ROADEVAL_MEDIA_CACHE", "ROADEVAL_STORE")
+    }
+    os.environ["ROADEVAL_DEMO_DIR"] = str(base / "demo")
+    os.environ["ROADEVAL_MEDIA_CACHE"] = str(base / "media")
+    os.environ.pop("ROADEVAL_STORE", None)
+    yield
+    for key, value in old.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+@pytest.fixture(scope="session")
+def prefect_backend() -> Iterator[None]:
+    """One throwaway Prefect database for the whole session (migrations run once)."""
+    from prefect.testing.utilities import prefect_test_harness
+
+    with prefect_test_harness(server_startup_timeout=180):
+        yield
+
+
+@pytest.fixture(scope="session")
+def model_server() -> Iterator[ModelServer]:
+    server = ModelServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def server(model_server: ModelServer) -> ModelServer:
+    """The session's model server with no rules and no hits recorded."""
+    model_server.reset()
+    return model_server
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint() -> Iterator[str]:
+    """An S3-compatible server (moto) on 127.0.0.1, with credentials in the standard variables."""
+    executable = shutil.which("moto_server") or str(Path(sys.executable).parent / "moto_server")
+    if not Path(executable).exists():
+        pytest.skip("moto_server is not installed (pip install -e '.[dev]')")
+    port = _free_port()
+    process = subprocess.Popen(
+        [executable, "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    endpoint = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                break
+        except OSError:
+            time.sleep(0.1)
+    else:
+        process.kill()
+        pytest.fail("moto_server did not start")
+    saved = {
+        k: os.environ.get(k)
+        for k in (
+            "AWS_ENDPOINT_URL",
+            "AWS_ACCESS_KEY_ID",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_DEFAULT_REGION",
+        )
+    }
+    os.environ.update(
+        AWS_ENDPOINT_URL=endpoint,
+        AWS_ACCESS_KEY_ID="test",
+        AWS_SECRET_ACCESS_KEY="test",
+        AWS_DEFAULT_REGION="us-east-1",
+    )
+    yield endpoint
+    process.terminate()
+    process.wait(timeout=10)
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value

@@ -1,0 +1,319 @@
+"""`roadeval run` / `demo` / `query` end to end: Prefect flow, LiteLLM to a real server, store."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from support.model_server import ModelServer, Reply, prompt_text
+from typer.testing import CliRunner
+
+from roadeval.benchmarks.registry import get_suite
+from roadeval.flows.cli import app
+
+pytestmark = pytest.mark.usefixtures("prefect_backend")
+
+runner = CliRunner()
+
+
+def invoke(*args: str) -> Any:
+    result = runner.invoke(app, list(args), catch_exceptions=False)
+    return result
+
+
+def _seen(messages: list[dict[str, Any]]) -> tuple[str, tuple[str, ...]]:
+    """What a model sees: the prompt text and the image URLs, in order."""
+    urls = tuple(
+        part["image_url"]["url"] if isinstance(part["image_url"], dict) else part["image_url"]
+        for message in messages
+        if isinstance(message.get("content"), list)
+        for part in message["content"]
+        if part.get("type") == "image_url"
+    )
+    return prompt_text({"messages": messages}), urls
+
+
+def trip_gold(tmp_path: Path) -> tuple[Path, dict[tuple[str, tuple[str, ...]], str]]:
+    """Generate the TRIP demo suite and map what each item shows a model to its gold letter."""
+    suite = get_suite("trip")
+    source = suite.generate_demo(tmp_path / "trip-src")
+    items = suite.load(source).items
+    gold = {_seen(suite.messages(item)): item.reference for item in items}
+    assert len(gold) == len(items)
+    return source, gold
+
+
+def gold_rule(gold: dict[tuple[str, tuple[str, ...]], str]):
+    def rule(body: dict[str, Any], hit: int) -> Reply:
+        return Reply(gold.get(_seen(body["messages"]), "?"))
+
+    return rule
+
+
+def write_panel(path: Path, source: Path, models: list[dict[str, Any]], **extra: Any) -> Path:
+    panel = {
+        "name": "test",
+        "suites": [{"name": "trip", "source": str(source)}],
+        "models": models,
+        **extra,
+    }
+    path.write_text(yaml.safe_dump(panel))
+    return path
+
+
+def test_demo_runs_offline_and_query_answers(tmp_path: Path) -> None:
+    store = str(tmp_path / "store")
+    result = invoke("demo", "--store", store)
+    assert result.exit_code == 0, result.output
+    assert "trip: metrics per task" in result.output
+    assert "trip: per slice" in result.output
+    assert "landed in" in result.output
+    result = invoke(
+        "query",
+        "--store",
+        store,
+        "--format",
+        "json",
+        "select model, avg(value) as acc from scores where metric = 'correct' and suite = 'trip' "
+        "group by model order by model",
+    )
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)
+    assert {r["model"] for r in rows} == {"always-a", "random"}
+    for row in rows:
+        assert 0.0 <= row["acc"] <= 1.0
+
+
+def test_run_against_server_then_second_run_makes_no_calls(
+    tmp_path: Path, server: ModelServer
+) -> None:
+    source, gold = trip_gold(tmp_path)
+    server.rules["gold"] = gold_rule(gold)
+    server.rules["wrong"] = lambda body, hit: Reply("Z")
+    panel = write_panel(
+        tmp_path / "panel.yaml",
+        source,
+        [
+            {
+                "model": "openai/gold",
+                "name": "gold",
+                "api_base": server.api_base,
+                "params": {"temperature": 0},
+            },
+            {"model": "openai/wrong", "name": "wrong", "api_base": server.api_base},
+        ],
+    )
+    store = tmp_path / "store"
+    first = invoke("run", "--panel", str(panel), "--store", str(store))
+    assert first.exit_code == 0, first.output
+    n = len(gold)
+    assert len(server.hits_for("gold")) == n and len(server.hits_for("wrong")) == n
+
+    result = invoke(
+        "query",
+        "--store",
+        str(store),
+        "--format",
+        "csv",
+        "select model, avg(value) from scores where metric = 'correct' "
+        "group by model order by model",
+    )
+    assert result.output.splitlines()[1:] == ["gold,1.0", "wrong,0.0"]
+    # 'Z' is not A-D: every answer of that model is counted abnormal, none silently replaced.
+    result = invoke(
+        "query",
+        "--store",
+        str(store),
+        "--format",
+        "csv",
+        "select status, count(*) from parses where model = 'wrong' group by status",
+    )
+    statuses = dict(line.split(",") for line in result.output.splitlines()[1:])
+    assert sum(int(v) for v in statuses.values()) == n and "ok" not in statuses
+
+    second = invoke("run", "--panel", str(panel), "--store", str(store))
+    assert second.exit_code == 0, second.output
+    assert len(server.hits_for("gold")) == n, "second run must be answered from the store"
+    result = invoke(
+        "query",
+        "--store",
+        str(store),
+        "--format",
+        "csv",
+        "select r.n_calls, r.n_cached from runs r order by started_at",
+    )
+    assert result.output.splitlines()[1:] == [f"{2 * n},0", f"0,{2 * n}"]
+
+
+def test_retries_honour_429_and_5xx_then_succeed(tmp_path: Path, server: ModelServer) -> None:
+    source, gold = trip_gold(tmp_path)
+    answer = gold_rule(gold)
+    calls: dict[str, int] = {}
+
+    def flaky(body: dict[str, Any], hit: int) -> Reply:
+        seen = str(_seen(body["messages"]))
+        calls[seen] = calls.get(seen, 0) + 1
+        if calls[seen] == 1:
+            return Reply(status=429, headers={"retry-after": "0"}, text="slow down")
+        if calls[seen] == 2:
+            return Reply(status=503, text="busy")
+        return answer(body, hit)
+
+    server.rules["flaky"] = flaky
+    panel = write_panel(
+        tmp_path / "panel.yaml",
+        source,
+        [
+            {
+                "model": "openai/flaky",
+                "api_base": server.api_base,
+                "num_retries": 3,
+                "retry_backoff_s": 0.01,
+            }
+        ],
+    )
+    result = invoke("run", "--panel", str(panel), "--store", str(tmp_path / "store"))
+    assert result.exit_code == 0, result.output
+    assert len(server.hits_for("flaky")) == 3 * len(gold)
+    assert re.search(r"openai/flaky\s*│\s*\d+\s*│\s*\d+\s*│\s*0\s*│\s*0\s*│", result.output)
+
+
+def test_persistent_server_errors_are_errors_not_wrong_answers(
+    tmp_path: Path, server: ModelServer
+) -> None:
+    source, gold = trip_gold(tmp_path)
+    server.rules["down"] = lambda body, hit: Reply(status=500, text="internal")
+    panel = write_panel(
+        tmp_path / "panel.yaml",
+        source,
+        [
+            {
+                "model": "openai/down",
+                "api_base": server.api_base,
+                "num_retries": 1,
+                "retry_backoff_s": 0.01,
+            }
+        ],
+    )
+    store = tmp_path / "store"
+    result = invoke("run", "--panel", str(panel), "--store", str(store))
+    assert result.exit_code == 1
+    assert "openai/down on trip" in result.output and "server_error" in result.output
+    assert len(server.hits_for("down")) == 2 * len(gold)
+    # No score was written for a failed call, and every failure is in the responses table.
+    result = invoke(
+        "query", "--store", str(store), "--format", "csv", "select count(*) from scores"
+    )
+    assert result.output.splitlines()[1] == "0"
+    result = invoke(
+        "query",
+        "--store",
+        str(store),
+        "--format",
+        "csv",
+        "select error_kind, count(*) from responses group by error_kind",
+    )
+    assert result.output.splitlines()[1] == f"server_error,{len(gold)}"
+
+
+def test_unreachable_api_base_names_the_model_and_stops_calling(tmp_path: Path) -> None:
+    source, _gold = trip_gold(tmp_path)
+    panel = write_panel(
+        tmp_path / "panel.yaml",
+        source,
+        [
+            {
+                "model": "openai/nowhere",
+                "name": "nowhere",
+                "api_base": "http://127.0.0.1:9/v1",
+                "num_retries": 1,
+                "retry_backoff_s": 0.01,
+                "max_concurrency": 1,
+            }
+        ],
+    )
+    result = invoke("run", "--panel", str(panel), "--store", str(tmp_path / "store"))
+    assert result.exit_code == 1
+    assert "nowhere on trip" in result.output
+    assert "unreachable at http://127.0.0.1:9/v1" in result.output or "connection" in result.output
+
+
+@pytest.mark.parametrize(
+    ("panel", "expected"),
+    [
+        (
+            {
+                "suites": [{"name": "trip", "demo": True}],
+                "models": [{"model": "roadeval/random", "tempreature": 0}],
+            },
+            r"models\[0\] \(roadeval/random\)\.tempreature: unknown key",
+        ),
+        (
+            {
+                "suites": [{"name": "trip", "demo": True}],
+                "models": [{"name": "mine", "api_base": "http://x"}],
+            },
+            r"models\[0\] \(mine\)\.model: Field required",
+        ),
+        (
+            {"suites": [{"name": "trip", "demo": True}], "models": [{"model": "gpt-4o"}]},
+            r"models\[0\] \(gpt-4o\)\.model: .*no provider prefix",
+        ),
+        (
+            {"suites": [{"name": "trip"}], "models": [{"model": "roadeval/random"}]},
+            r"suites\[0\] \(trip\): .*exactly one of 'source'",
+        ),
+    ],
+)
+def test_bad_panel_names_file_and_field_and_writes_nothing(
+    tmp_path: Path, panel: dict[str, Any], expected: str
+) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(panel))
+    store = tmp_path / "store"
+    result = runner.invoke(app, ["run", "--panel", str(path), "--store", str(store)])
+    assert result.exit_code == 2
+    message = " ".join(result.output.split())
+    assert str(path) in message
+    assert re.search(expected, message), message
+    assert not store.exists()
+
+
+def test_bad_suite_row_names_file_line_field_and_publishes_nothing(tmp_path: Path) -> None:
+    source, _ = trip_gold(tmp_path)
+    items = source / "items.jsonl"
+    lines = items.read_text().splitlines()
+    row = json.loads(lines[2])
+    del row["question"]
+    lines[2] = json.dumps(row)
+    items.write_text("\n".join(lines) + "\n")
+    panel = write_panel(tmp_path / "panel.yaml", source, [{"model": "roadeval/always-a"}])
+    store = tmp_path / "store"
+    result = runner.invoke(app, ["run", "--panel", str(panel), "--store", str(store)])
+    assert result.exit_code == 2
+    message = " ".join(result.output.split())
+    assert "items.jsonl" in message and "line 3" in message and "question" in message
+    assert not (store / "tables").exists()
+
+
+@pytest.mark.s3
+def test_demo_lands_in_s3_and_is_queryable(s3_endpoint: str) -> None:
+    import boto3
+
+    boto3.client("s3", endpoint_url=s3_endpoint).create_bucket(Bucket="demo-runs")
+    result = invoke("demo", "--store", "s3://demo-runs/nightly")
+    assert result.exit_code == 0, result.output
+    result = invoke(
+        "query",
+        "--store",
+        "s3://demo-runs/nightly",
+        "--format",
+        "csv",
+        "select count(distinct suite) from metrics",
+    )
+    assert result.exit_code == 0, result.output
+    assert int(result.output.splitlines()[1]) >= 1
