@@ -47,11 +47,11 @@ def _fail(message: str) -> None:
     raise typer.Exit(code=2)
 
 
-def _run_panel(panel_path: Path, store: str | None) -> None:
+def _run_panel(panel_path: Path, store: str | None, on_bad_item: str | None = None) -> None:
     # Heavy imports (Prefect, LiteLLM) only when a run starts, so `--help` stays fast.
-    from roadeval.benchmarks.errors import ItemError, SuiteSourceError
+    from roadeval.benchmarks.errors import BadItemPolicy, ItemError, SuiteSourceError
     from roadeval.flows.panel import evaluate_panel
-    from roadeval.flows.panel_file import PanelError, load_panel
+    from roadeval.flows.panel_file import PanelError, load_panel, with_bad_item_policy
     from roadeval.tasks.report import print_report
 
     try:
@@ -59,12 +59,20 @@ def _run_panel(panel_path: Path, store: str | None) -> None:
     except PanelError as exc:
         _fail(str(exc))
         return
+    if on_bad_item is not None:
+        panel = with_bad_item_policy(panel, BadItemPolicy(on_bad_item))
     try:
         summary = evaluate_panel(panel, store)
     except (ItemError, SuiteSourceError, KeyError, ValueError) as exc:
         _fail(exc.args[0] if exc.args else str(exc))
         return
     print_report(_consoles.out, summary.metrics, summary.manifest)
+    for suite in summary.manifest["suites"]:
+        if suite["skipped_items"]:
+            _consoles.err.print(
+                f"[yellow]{suite['name']}: {len(suite['skipped_items'])} bad rows skipped "
+                f"(listed in the manifest); first: {suite['skipped_items'][0]}[/yellow]"
+            )
     _consoles.out.print(f"run [bold]{summary.run_id}[/bold] landed in {summary.store_uri}")
     _consoles.out.print(f"manifest: {summary.store_uri.rstrip('/')}/{summary.manifest_key}")
     if summary.n_errors:
@@ -80,9 +88,15 @@ def run(
     store: Annotated[
         str | None, typer.Option(help="store root: a folder or s3://bucket/prefix")
     ] = None,
+    on_bad_item: Annotated[
+        str | None,
+        typer.Option(help="error | skip: what to do with malformed rows (overrides the panel)"),
+    ] = None,
 ) -> None:
     """Evaluate every suite of a panel with every model of it."""
-    _run_panel(panel, store)
+    if on_bad_item is not None and on_bad_item not in ("error", "skip"):
+        _fail(f"--on-bad-item must be 'error' or 'skip', not {on_bad_item!r}")
+    _run_panel(panel, store, on_bad_item)
 
 
 @app.command()

@@ -106,3 +106,9 @@ def panel_from_dict(data: dict[str, Any], *, source: str, base_dir: Path) -> Pan
         return Panel.model_validate({**data, "base_dir": str(base_dir)})
     except ValidationError as exc:
         raise PanelError(f"{source}: {_describe(exc, data)}") from None
+
+
+def with_bad_item_policy(panel: Panel, policy: BadItemPolicy) -> Panel:
+    """The same panel with every suite's bad-row policy set to `policy` (the CLI's override)."""
+    suites = [entry.model_copy(update={"on_bad_item": policy}) for entry in panel.suites]
+    return panel.model_copy(update={"suites": suites})

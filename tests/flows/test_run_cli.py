@@ -317,3 +317,29 @@ def test_demo_lands_in_s3_and_is_queryable(s3_endpoint: str) -> None:
     )
     assert result.exit_code == 0, result.output
     assert int(result.output.splitlines()[1]) >= 1
+
+
+def test_skip_bad_rows_runs_the_rest_and_reports_them_in_the_manifest(tmp_path: Path) -> None:
+    source, gold = trip_gold(tmp_path)
+    items = source / "items.jsonl"
+    lines = items.read_text().splitlines()
+    row = json.loads(lines[4])
+    row["answer"] = "E"
+    lines[4] = json.dumps(row)
+    items.write_text("\n".join(lines) + "\n")
+    panel = write_panel(tmp_path / "panel.yaml", source, [{"model": "roadeval/always-a"}])
+    store = tmp_path / "store"
+    result = runner.invoke(
+        app, ["run", "--panel", str(panel), "--store", str(store), "--on-bad-item", "skip"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "1 bad rows skipped" in result.output
+    [manifest_path] = list((store / "runs").glob("*/manifest.json"))
+    manifest = json.loads(manifest_path.read_text())
+    [suite] = manifest["suites"]
+    assert suite["items"] == len(gold) - 1
+    assert len(suite["skipped_items"]) == 1
+    assert "line 5" in suite["skipped_items"][0] and "answer" in suite["skipped_items"][0]
+    assert manifest["totals"]["calls"] == len(gold) - 1
+    assert suite["prompt_version"] and suite["hash"] and manifest["code_version"]
+    assert manifest["models"][0]["model"] == "roadeval/always-a"
