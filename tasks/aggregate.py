@@ -44,7 +44,9 @@ def aggregate(
         for label in suite.slice_labels:
             groups: dict[str, list[ScoredItem]] = defaultdict(list)
             for entry in entries:
-                groups[entry.item.labels.get(label, "")].append(entry)
+                # An item without the label (e.g. a condition only some tasks carry) has no slice.
+                if label in entry.item.labels:
+                    groups[entry.item.labels[label]].append(entry)
             for group_value, members in sorted(groups.items()):
                 for metric in suite.slice_metrics:
                     values = [m.values[metric] for m in members if metric in m.values]

@@ -18,6 +18,16 @@ def _fmt(value: float | None) -> str:
     return f"{value:.3f}" if abs(value) < 1000 else f"{value:.0f}"
 
 
+def _task_order(key: tuple[str, ...]) -> tuple[int, int, str, tuple[str, ...]]:
+    """Numbered tasks in numeric order, named tasks alphabetically, suite-wide rows last."""
+    task = key[0]
+    return (task == SUITE_WIDE, int(task) if task.isdigit() else 1 << 30, task, key[1:])
+
+
+# A label with more values than this (e.g. TRIP's 226 knowledge points) is left to `roadeval query`.
+MAX_SLICE_VALUES = 20
+
+
 def metric_tables(metrics: Sequence[dict[str, Any]]) -> list[Table]:
     """One table per suite: rows are task x metric, columns are models."""
     tables: list[Table] = []
@@ -37,11 +47,11 @@ def metric_tables(metrics: Sequence[dict[str, Any]]) -> list[Table]:
         for model in models:
             table.add_column(model, justify="right")
 
-        def order(key: tuple[str, str]) -> tuple[int, str, str]:
-            return (1 if key[0] == SUITE_WIDE else 0, key[0].zfill(8), key[1])
-
-        for key in sorted(cells, key=order):
+        single_task = len({task for task, _ in cells if task != SUITE_WIDE}) == 1
+        for key in sorted(cells, key=_task_order):
             task, metric = key
+            if single_task and task == SUITE_WIDE:
+                continue  # the same numbers as the one task's rows
             label = "all tasks" if task == SUITE_WIDE else task
             table.add_row(
                 label, metric, str(counts[key]), *(_fmt(cells[key].get(m)) for m in models)
@@ -69,8 +79,20 @@ def slice_tables(metrics: Sequence[dict[str, Any]]) -> list[Table]:
         table.add_column("n", justify="right")
         for model in models:
             table.add_column(model, justify="right")
-        for key in sorted(cells):
-            table.add_row(*key, str(counts[key]), *(_fmt(cells[key].get(m)) for m in models))
+        values_per_label: dict[str, set[str]] = defaultdict(set)
+        for _, label, value, _ in cells:
+            values_per_label[label].add(value)
+        hidden = sorted(
+            label for label, vals in values_per_label.items() if len(vals) > MAX_SLICE_VALUES
+        )
+        for key in sorted(cells, key=_task_order):
+            if key[1] not in hidden:
+                table.add_row(*key, str(counts[key]), *(_fmt(cells[key].get(m)) for m in models))
+        if hidden:
+            table.caption = (
+                f"not shown (over {MAX_SLICE_VALUES} values): {', '.join(hidden)}; "
+                "see `roadeval query \"select * from metrics where slice = '...'\"`"
+            )
         tables.append(table)
     return tables
 

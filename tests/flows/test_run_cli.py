@@ -9,11 +9,12 @@ from typing import Any
 
 import pytest
 import yaml
-from support.model_server import ModelServer, Reply, prompt_text
 from typer.testing import CliRunner
 
 from roadeval.benchmarks.registry import get_suite
 from roadeval.flows.cli import app
+
+from support.model_server import ModelServer, Reply, prompt_text
 
 pytestmark = pytest.mark.usefixtures("prefect_backend")
 
@@ -343,3 +344,35 @@ def test_skip_bad_rows_runs_the_rest_and_reports_them_in_the_manifest(tmp_path: 
     assert manifest["totals"]["calls"] == len(gold) - 1
     assert suite["prompt_version"] and suite["hash"] and manifest["code_version"]
     assert manifest["models"][0]["model"] == "roadeval/always-a"
+
+
+def test_calls_run_concurrently_within_the_models_limit(
+    tmp_path: Path, server: ModelServer
+) -> None:
+    import threading
+    import time
+
+    source, gold = trip_gold(tmp_path)
+    answer = gold_rule(gold)
+    lock = threading.Lock()
+    state = {"now": 0, "peak": 0}
+
+    def slow(body: dict[str, Any], hit: int) -> Reply:
+        with lock:
+            state["now"] += 1
+            state["peak"] = max(state["peak"], state["now"])
+        time.sleep(0.05)
+        with lock:
+            state["now"] -= 1
+        return answer(body, hit)
+
+    server.rules["slow"] = slow
+    panel = write_panel(
+        tmp_path / "panel.yaml",
+        source,
+        [{"model": "openai/slow", "api_base": server.api_base, "max_concurrency": 3}],
+        chunk_size=10,  # several shards of one model run at once; the limit holds across them
+    )
+    result = invoke("run", "--panel", str(panel), "--store", str(tmp_path / "store"))
+    assert result.exit_code == 0, result.output
+    assert state["peak"] == 3

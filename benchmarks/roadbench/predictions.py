@@ -1,0 +1,192 @@
+"""Scoring a released prediction file (rows {"id", "answer", "llm_value", "ground_truth",
+"error"}) as the release's metric scripts do, from the rows' own values and errors; optionally
+also from our own parse of the raw answers, with the rows where the two parsers disagree."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from PIL import Image, UnidentifiedImageError
+
+from roadeval.benchmarks.errors import ItemError, ItemProblem, SuiteSourceError
+from roadeval.benchmarks.loading import read_jsonl
+from roadeval.benchmarks.roadbench.answers import read_reply
+from roadeval.benchmarks.roadbench.outcomes import Outcome, outcome, release_row
+from roadeval.benchmarks.roadbench.scoring import item_values, summarize_task
+from roadeval.benchmarks.roadbench.tasks import (
+    LANE_COUNTING_TASKS,
+    LANE_DESIGNATION_TASKS,
+    ROADNET_TASK,
+    task_spec,
+)
+
+FILE_TASK = re.compile(r"task(\d)_")
+# Reported ids are capped so that the JSON stays readable for full-size files.
+MAX_LISTED_IDS = 50
+
+
+@dataclass(frozen=True)
+class PredictionRow:
+    line: int
+    item_id: str
+    answer: str
+    llm_value: Any
+    error: bool
+    truth: Any
+
+
+def resolve_task(task: str | None, predictions: Path) -> str:
+    """The task given, else the N of the release's file name `taskN_<model>.jsonl`."""
+    if task is None:
+        found = FILE_TASK.match(predictions.name)
+        if not found:
+            raise ValueError(f"cannot tell the task of {predictions.name}; pass the task (1..6)")
+        task = found.group(1)
+    return task_spec(str(task)).task
+
+
+def truth_fits(task: str, truth: Any) -> bool:
+    if task in LANE_COUNTING_TASKS:
+        return isinstance(truth, int | float) and not isinstance(truth, bool)
+    if task in LANE_DESIGNATION_TASKS:
+        return isinstance(truth, list)
+    if task == ROADNET_TASK:
+        return isinstance(truth, dict) and all(
+            isinstance(truth.get(key), list) for key in ("junctions", "lines")
+        )
+    return isinstance(truth, str)
+
+
+def read_rows(path: Path, task: str) -> list[PredictionRow]:
+    """Every row; a row the scripts could not score at all is an error naming line and field."""
+    rows: list[PredictionRow] = []
+    for line, row in read_jsonl(path):
+        if isinstance(row, ItemError):
+            raise row
+        item_id = row.get("id")
+        if not isinstance(item_id, str) or not item_id:
+            raise ItemError(ItemProblem(str(path), line, "id", "missing or not a string"))
+        for key in ("llm_value", "ground_truth"):
+            if key not in row:
+                raise ItemError(ItemProblem(str(path), line, key, "missing", item_id))
+        if not truth_fits(task, row["ground_truth"]):
+            message = f"not a task-{task} ground truth: {row['ground_truth']!r}"
+            raise ItemError(ItemProblem(str(path), line, "ground_truth", message, item_id))
+        answer = row.get("answer")
+        rows.append(
+            PredictionRow(
+                line=line,
+                item_id=item_id,
+                answer=answer if isinstance(answer, str) else "",
+                llm_value=row["llm_value"],
+                error=row.get("error") is not None,
+                truth=row["ground_truth"],
+            )
+        )
+    return rows
+
+
+def read_size(path: Path) -> tuple[int, int] | None:
+    try:
+        with Image.open(path) as opened:
+            return opened.size
+    except (FileNotFoundError, UnidentifiedImageError, OSError):
+        return None
+
+
+def label_ids(labels: Path) -> set[str]:
+    """Release ids in the label file (rows that are not JSON objects are ignored here)."""
+    return {
+        row["id"]
+        for _, row in read_jsonl(labels)
+        if isinstance(row, dict) and isinstance(row.get("id"), str)
+    }
+
+
+def score_outcomes(
+    task: str,
+    path: Path,
+    rows: Sequence[PredictionRow],
+    results: Sequence[Outcome],
+    sizes: dict[str, tuple[int, int] | None],
+) -> dict[str, Any]:
+    """Official metrics and counts for one reading of the rows."""
+    per_item: list[dict[str, float]] = []
+    abnormal: list[str] = []
+    for row, result in zip(rows, results, strict=True):
+        size = sizes.get(row.item_id)
+        if task == ROADNET_TASK and size is None:
+            # The release cannot open the image and drops the row: we score the bad answer,
+            # whose values do not depend on the image size.
+            result = Outcome(outcome(task, None, True, row.truth).value, True, "no image")
+            size = (1, 1)
+        try:
+            values, anomaly = item_values(task, row.truth, result, size)
+        except ValueError as exc:
+            raise ItemError(
+                ItemProblem(str(path), row.line, "ground_truth", str(exc), row.item_id)
+            ) from exc
+        per_item.append(values)
+        if anomaly is not None:
+            abnormal.append(row.item_id)
+    metrics = summarize_task(task, [row.truth for row in rows], results, per_item)
+    return {
+        "metrics": metrics,
+        "errors": int(sum(values["release_error"] for values in per_item)),
+        "abnormal": len(abnormal),
+        "abnormal_ids": abnormal[:MAX_LISTED_IDS],
+    }
+
+
+def score_prediction_file(
+    *,
+    labels: Path,
+    predictions: Path,
+    task: str | None = None,
+    images: Path | None = None,
+    reparse: bool = False,
+) -> dict[str, Any]:
+    """Metrics of a released prediction file; JSON-able. With `reparse`, the same from our parse
+    of each row's raw `answer`, and the rows where our (llm_value, error) differs from the row's."""
+    labels, predictions = Path(labels), Path(predictions)
+    for path in (labels, predictions):
+        if not path.is_file():
+            raise SuiteSourceError(f"{path} is not a file")
+    task = resolve_task(task, predictions)
+    rows = read_rows(predictions, task)
+    sizes: dict[str, tuple[int, int] | None] = {}
+    if task == ROADNET_TASK:
+        folder = Path(images) if images is not None else labels.parent
+        sizes = {row.item_id: read_size(folder / f"{row.item_id}.png") for row in rows}
+    known = label_ids(labels)
+    released = [outcome(task, row.llm_value, row.error, row.truth) for row in rows]
+    report: dict[str, Any] = {
+        "suite": "roadbench",
+        "task": task,
+        "task_name": task_spec(task).name,
+        "rows": len(rows),
+        "rows_not_in_labels": sum(1 for row in rows if row.item_id not in known),
+        "missing_images": sum(1 for size in sizes.values() if size is None),
+        **score_outcomes(task, predictions, rows, released, sizes),
+    }
+    if reparse:
+        ours = [release_row(task, read_reply(task, row.answer)) for row in rows]
+        disagreeing = [
+            row.item_id
+            for row, (value, error) in zip(rows, ours, strict=True)
+            if value != row.llm_value or error != row.error
+        ]
+        results = [
+            outcome(task, value, error, row.truth)
+            for row, (value, error) in zip(rows, ours, strict=True)
+        ]
+        report["reparse"] = {
+            **score_outcomes(task, predictions, rows, results, sizes),
+            "disagreements": len(disagreeing),
+            "disagreeing_ids": disagreeing[:MAX_LISTED_IDS],
+        }
+    return report

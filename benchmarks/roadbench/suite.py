@@ -1,0 +1,84 @@
+"""The RoadBench suite: the six released tasks with the release's prompts, YAML parsing with up
+to 4 attempts, and its metric scripts' semantics per item and per task."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from roadeval.benchmarks.errors import BadItemPolicy
+from roadeval.benchmarks.item import Item
+from roadeval.benchmarks.loading import LoadReport
+from roadeval.benchmarks.messages import user_message
+from roadeval.benchmarks.registry import register_suite
+from roadeval.benchmarks.roadbench.answers import read_reply
+from roadeval.benchmarks.roadbench.answers import should_reask as release_reasks
+from roadeval.benchmarks.roadbench.demo import write_demo
+from roadeval.benchmarks.roadbench.loader import load_items
+from roadeval.benchmarks.roadbench.outcomes import parsed_outcome
+from roadeval.benchmarks.roadbench.predictions import score_prediction_file
+from roadeval.benchmarks.roadbench.render import item_image
+from roadeval.benchmarks.roadbench.scoring import item_values, summarize_task
+from roadeval.benchmarks.suite import Message, ParsedAnswer, ScoredItem, Suite
+
+# The release commit whose prompts, parsing and metric scripts this adapter follows.
+SUITE_VERSION = "release-8178e69"
+
+
+@register_suite("roadbench")
+class RoadBenchSuite(Suite):
+    """Items are "<task>:<release id>" for tasks "1".."6"; images go as PNG data URLs before the
+    prompt text, as the release sends them."""
+
+    prompt_version: ClassVar[str] = "release-8178e69:both-arrows"
+    # The release's client tries 4 times in all while the reply's YAML does not read.
+    max_attempts: ClassVar[int] = 4
+    # Tasks have one view each, so only the capture condition (tasks 4, 5) slices within a task.
+    slice_labels: ClassVar[tuple[str, ...]] = ("condition",)
+    slice_metrics: ClassVar[tuple[str, ...]] = (
+        "correct",
+        "abs_error",
+        "hamming_loss",
+        "lane_exact_match",
+        "release_error",
+    )
+
+    def load(self, source: Path, *, on_bad_item: BadItemPolicy = BadItemPolicy.ERROR) -> LoadReport:
+        return load_items(Path(source), SUITE_VERSION, on_bad_item)
+
+    def messages(self, item: Item) -> list[Message]:
+        return [user_message(item.question, images=[(item_image(item), "image/png")])]
+
+    def parse(self, item: Item, text: str) -> ParsedAnswer:
+        return read_reply(item.task, text)
+
+    def should_reask(self, item: Item, parsed: ParsedAnswer) -> bool:
+        return release_reasks(parsed)
+
+    def score(self, item: Item, parsed: ParsedAnswer) -> dict[str, float]:
+        result = parsed_outcome(item.task, parsed, item.reference)
+        values, _ = item_values(item.task, item.reference, result, item.extra.get("image_size"))
+        return values
+
+    def summarize(self, task: str, scored: Sequence[ScoredItem]) -> dict[str, float]:
+        """The official metrics of the task (names in `scoring`), plus items and errors."""
+        truths = [row.item.reference for row in scored]
+        results = [parsed_outcome(task, row.parsed, row.item.reference) for row in scored]
+        return summarize_task(task, truths, results, [row.values for row in scored])
+
+    def score_predictions(
+        self,
+        *,
+        labels: Path,
+        predictions: Path,
+        task: str | None = None,
+        images: Path | None = None,
+        reparse: bool = False,
+    ) -> dict[str, Any]:
+        return score_prediction_file(
+            labels=labels, predictions=predictions, task=task, images=images, reparse=reparse
+        )
+
+    def generate_demo(self, root: Path) -> Path:
+        return write_demo(Path(root))
