@@ -11,6 +11,9 @@ from typing import Any
 
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
+from prefect.futures import PrefectFuture, as_completed
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from roadeval.benchmarks.registry import find_baseline
 from roadeval.flows.manifest import code_version, redact_model
@@ -93,6 +96,24 @@ def plan_shards(
     return shards, skipped
 
 
+def _collect(futures: list[PrefectFuture[ShardResult]], total_items: int) -> list[ShardResult]:
+    """Wait for every shard, showing on stderr how many items are answered so far."""
+    progress = Progress(
+        TextColumn("answering"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
+    with progress:
+        bar = progress.add_task("items", total=total_items)
+        for future in as_completed(futures):
+            progress.advance(bar, future.result().n_items)
+    # Results in plan order, so reports and manifests do not depend on timing.
+    return [future.result() for future in futures]
+
+
 def _counts(results: list[ShardResult]) -> dict[str, dict[str, Any]]:
     table: dict[str, dict[str, Any]] = {}
     for r in results:
@@ -138,7 +159,7 @@ def evaluate_panel(panel: Panel, store_uri: str | None = None) -> RunSummary:
     clients = {spec.label: ModelClient(spec) for spec in panel.models}
     shards, not_covered = plan_shards(run_id, panel, loaded, clients)
     futures = [shard_task.submit(shard, store) for shard in shards]
-    results: list[ShardResult] = [f.result() for f in futures]
+    results = _collect(futures, total_items=sum(len(shard.items) for shard in shards))
 
     metrics: list[dict[str, Any]] = []
     by_pair: dict[tuple[str, str], list] = {}
