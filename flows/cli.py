@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import logging
 import sys
 from enum import StrEnum
 from importlib.resources import files
@@ -61,6 +62,10 @@ def _run_panel(panel_path: Path, store: str | None, on_bad_item: str | None = No
         return
     if on_bad_item is not None:
         panel = with_bad_item_policy(panel, BadItemPolicy(on_bad_item))
+    # The CLI reports a failed run itself (file, line, field); Prefect's copy of the same error
+    # as a traceback would bury that message.
+    for name in ("prefect.flow_runs", "prefect.task_runs"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
     try:
         summary = evaluate_panel(panel, store)
     except (ItemError, SuiteSourceError, KeyError, ValueError) as exc:
