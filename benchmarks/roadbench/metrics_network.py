@@ -4,7 +4,7 @@ and buffer F1, all in coordinates normalised by the image width and height."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Sized
 from dataclasses import dataclass
 from typing import Any
 
@@ -188,6 +188,13 @@ def score_network(
         anomaly, dropped = f"the release drops this item: {exc}", True
     values = junction_scores(pred_points, true_points, thetas)
     pred_entries, true_entries = predicted["lines"], truth["lines"]
+    if not isinstance(pred_entries, Sized):
+        # Lines without len() (null, a number): the release's line metrics raise outside their
+        # own try after its junction values are kept, so the item leaves only its line means
+        # (and counts as an error). We keep those junction values and score the worst lines.
+        values.update(worst_line_scores(thetas))
+        anomaly = anomaly or f"the release drops this item's lines: lines {pred_entries!r}"
+        return NetworkScore(values, anomaly, True)
     if not pred_entries or not true_entries:
         values.update(worst_line_scores(thetas))
         return NetworkScore(values, anomaly, dropped)

@@ -3,6 +3,7 @@ rules, whether they count it in `error_cnt`, and where they would crash or drop 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from numbers import Real
 from typing import Any
@@ -51,6 +52,18 @@ def is_missing(value: Any) -> bool:
     return value is None or (isinstance(value, str) and value == "None")
 
 
+# sklearn reads counts from 2**63 up as "continuous" (the int64 cast overflows).
+CLASS_LIMIT = 2**63
+
+
+def is_class_label(value: Real) -> bool:
+    """Whether sklearn's `classification_report` takes this count as a class: a whole, finite
+    number below 2**63. Anything else (2.5, NaN, inf, 1e20) makes it raise for the whole file."""
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        return False
+    return value < CLASS_LIMIT
+
+
 def count_outcome(value: Any, error: bool) -> Outcome:
     """Tasks 1 and 4: a missing, errored or negative count scores 0 and counts as an error."""
     if is_missing(value) or error:
@@ -60,6 +73,9 @@ def count_outcome(value: Any, error: bool) -> Outcome:
         return Outcome(0, True, f"lane count {value!r} is not a number")
     if value < 0:
         return Outcome(0, True)
+    if not is_class_label(value):
+        # Past the `< 0` test (so NaN and +inf too), sklearn's report raises on it.
+        return Outcome(0, True, f"lane count {value!r} is not a whole number below 2**63")
     return Outcome(value, False)
 
 
@@ -74,11 +90,25 @@ def designation_outcome(value: Any, error: bool, lanes: int) -> Outcome:
 
 
 def network_outcome(value: Any, error: bool) -> Outcome:
-    """Task 3: a bad answer or one without both keys has no junction and no line."""
-    if value is None or error or not isinstance(value, dict):
-        return Outcome(task_error_value(ROADNET_TASK), True)
+    """Task 3: a bad answer or one without both keys has no junction and no line.
+
+    The script tests the keys with `in`, not the type: on a number or bool that test raises
+    (the whole script fails), and a string or list holding both key names passes it and the
+    item is then dropped. We score those as bad answers too, and say why.
+    """
+    bad = task_error_value(ROADNET_TASK)
+    if value is None or error:
+        return Outcome(bad, True)
+    if not isinstance(value, dict):
+        try:
+            has_keys = "lines" in value and "junctions" in value
+        except TypeError:
+            return Outcome(bad, True, f"the release's key test fails on llm_value {value!r}")
+        if has_keys:
+            return Outcome(bad, True, f"the release drops this item: llm_value {value!r}")
+        return Outcome(bad, True)
     if "lines" not in value or "junctions" not in value:
-        return Outcome(task_error_value(ROADNET_TASK), True)
+        return Outcome(bad, True)
     return Outcome(value, False)
 
 

@@ -94,8 +94,9 @@ def network_item(predicted: dict, truth: dict, width: int, height: int) -> dict[
     """Every task-3 value of one item, for theta 0.1, 0.2, 0.5."""
 
     def scale_point(text: str) -> Point:
+        # The release writes the normalised point as WKT and reads it back before matching.
         p = shapely.from_wkt(text)
-        return Point(p.x / width, p.y / height)
+        return shapely.from_wkt(Point(p.x / width, p.y / height).wkt)
 
     def scale_line(text: str) -> LineString:
         return LineString([(x / width, y / height) for x, y in shapely.from_wkt(text).coords])

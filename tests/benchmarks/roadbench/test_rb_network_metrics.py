@@ -199,6 +199,58 @@ def test_line_failure_keeps_junction_values_and_takes_worst_line_values() -> Non
     assert score.values["buffer_f1@0.2"] == 0.0
 
 
+def test_junctions_are_matched_after_the_releases_wkt_round_trip() -> None:
+    # 93.7 px at width 937 is 0.1 in full precision, but the release matches the points read
+    # back from `Point.wkt` (16 digits), where the distance is just above 0.1: no match.
+    truth = {"junctions": ["POINT (100 100)"], "lines": []}
+    predicted = {"junctions": ["POINT (193.7 100)"], "lines": []}
+    assert 193.7 / 937 - 100 / 937 <= 0.1
+    values = score_network(predicted, truth, 937, 1064).values
+    assert values["junction_recall@0.1"] == 0.0
+    assert values["junction_rmse@0.1"] == pytest.approx(0.1)
+    assert values["junction_recall@0.2"] == 1.0
+    slow = reference.network_item(predicted, truth, 937, 1064)
+    assert slow["junction_recall@0.1"] == 0.0
+
+
+def test_junctions_exactly_at_a_threshold_match_the_reference() -> None:
+    rng = random.Random(5)
+    for _ in range(200):
+        width, height = rng.randint(300, 1300), rng.randint(300, 1300)
+        theta = rng.choice((0.1, 0.2, 0.5))
+        x, y = rng.randint(0, width), rng.randint(0, height)
+        diagonal = (0.6 * theta * width, 0.8 * theta * height)
+        offsets = [(theta * width, 0), (0, -theta * height), diagonal]
+        dx, dy = rng.choice(offsets)
+        truth = {"junctions": [f"POINT ({x} {y})"], "lines": []}
+        predicted = {"junctions": [f"POINT ({x + dx} {y + dy})"], "lines": []}
+        fast = score_network(predicted, truth, width, height).values
+        slow = reference.network_item(predicted, truth, width, height)
+        for name in ("junction_recall", "junction_rmse"):
+            key = f"{name}@{theta:g}"
+            assert fast[key] == pytest.approx(slow[key], abs=1e-12), (width, height, dx, dy)
+
+
+@pytest.mark.parametrize("junctions", [None, 7, True])
+def test_junctions_that_are_not_a_list_drop_the_item(junctions: object) -> None:
+    predicted = {"junctions": junctions, "lines": ["LINESTRING (100 100, 200 100)"]}
+    score = score_network(predicted, TRUTH, 1000, 1000)
+    worst = score_network({"junctions": [], "lines": []}, TRUTH, 1000, 1000)
+    assert score.dropped and score.anomaly and "drops" in score.anomaly
+    assert score.values == worst.values
+
+
+@pytest.mark.parametrize("lines", [None, 0, True, 5])
+def test_lines_without_a_length_keep_junction_values_and_count_an_error(lines: object) -> None:
+    # The release keeps this item's junction values, then fails on len(lines) outside its try
+    # and leaves the item out of its line means (counting an error): worst lines here.
+    score = score_network({"junctions": ["POINT (100 100)"], "lines": lines}, TRUTH, 1000, 1000)
+    assert score.dropped and score.anomaly and "lines" in score.anomaly
+    assert score.values["junction_recall@0.1"] == pytest.approx(0.5)
+    assert score.values["line_frechet@0.2"] == pytest.approx(0.2)
+    assert score.values["buffer_f1@0.2"] == 0.0
+
+
 def test_unreadable_truth_is_an_error() -> None:
     with pytest.raises(ValueError, match="ground truth"):
         score_network(

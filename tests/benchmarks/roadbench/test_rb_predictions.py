@@ -59,6 +59,43 @@ def test_lane_counting_rows_by_the_release_rules(tmp_path: Path, labels: Path) -
     json.dumps(out)
 
 
+def test_counts_sklearn_cannot_classify_are_abnormal_bad_answers(
+    tmp_path: Path, labels: Path
+) -> None:
+    # The release's classification_report raises on 2.5, NaN, +inf and counts from 2**63 up
+    # (for the whole file); we score them as 0 and mark them. -inf is negative: plain 0.
+    values = [2.5, math.nan, math.inf, 1e20, 2**63, -math.inf, 3.0, 2**62]
+    rows = [row(f"r{k}", "", value, 3) for k, value in enumerate(values)]
+    predictions = write(tmp_path / "task1_model.jsonl", rows)
+    out = SUITE.score_predictions(labels=labels, predictions=predictions)
+    assert out["abnormal_ids"] == ["r0", "r1", "r2", "r3", "r4"]
+    assert out["errors"] == 6
+    predicted = [0, 0, 0, 0, 0, 0, 3, 2**62]
+    expected = reference.report([3] * 8, predicted)
+    for name in ("f1", "precision", "recall"):
+        assert out["metrics"][name] == pytest.approx(expected[name])
+    assert out["metrics"]["rmse"] == pytest.approx(math.sqrt((6 * 9 + (2**62 - 3) ** 2) / 8))
+
+
+def test_roadnet_values_the_release_key_test_fails_on(tmp_path: Path) -> None:
+    folder = tmp_path / "task_3"
+    labels = write(folder / "labels.jsonl", [])
+    truth = {"junctions": ["POINT (100 100)"], "lines": ["LINESTRING (100 100, 400 100)"]}
+    values = [5, True, "lines and junctions", ["lines", "junctions"], "lines only", None]
+    rows = [row(f"r{k}", "", value, truth) for k, value in enumerate(values)]
+    for k in range(len(rows)):
+        Image.new("RGB", (1000, 800)).save(folder / f"r{k}.png")
+    out = SUITE.score_predictions(
+        labels=labels, predictions=write(tmp_path / "task3_m.jsonl", rows)
+    )
+    # `"lines" in 5` raises; a string or list naming both keys passes and is then dropped.
+    assert out["abnormal_ids"] == ["r0", "r1", "r2", "r3"]
+    assert out["errors"] == 6
+    bad = reference.network_item({"junctions": [], "lines": []}, truth, 1000, 800)
+    for name, value in bad.items():
+        assert out["metrics"][name] == pytest.approx(value)
+
+
 def test_reparse_counts_disagreements(tmp_path: Path, labels: Path) -> None:
     rows = [
         row("a", "```yaml\nnum_lanes: 2\n```", 2, 2),
