@@ -7,8 +7,21 @@ import pytest
 from roadeval.benchmarks.suite import ParseStatus
 from roadeval.benchmarks.trip.answer_rule import AbnormalRule, parse_reply
 
-CLEAN = ["B", " B\n", "B.", "(B)", "[B]", "**B**", "Answer: B", "The answer is B.",
-         "final answer: B", "Option B", "答案：B", "（Ｂ）", "B)"]
+CLEAN = [
+    "B",
+    " B\n",
+    "B.",
+    "(B)",
+    "[B]",
+    "**B**",
+    "Answer: B",
+    "The answer is B.",
+    "final answer: B",
+    "Option B",
+    "答案：B",
+    "（Ｂ）",
+    "B)",
+]
 
 
 @pytest.mark.parametrize("rule", list(AbnormalRule))

@@ -43,8 +43,10 @@ def test_generation_is_byte_identical(demo_root: Path, tmp_path: Path) -> None:
 
 def test_demo_shape_and_labels(demo_items: list[Item]) -> None:
     assert len(demo_items) == 40
-    labels = {name: Counter(item.labels[name] for item in demo_items) for name in
-              ("role", "capability", "difficulty", "modality")}
+    labels = {
+        name: Counter(item.labels[name] for item in demo_items)
+        for name in ("role", "capability", "difficulty", "modality")
+    }
     assert labels["modality"] == {"text": 26, "image": 14}
     assert set(labels["role"]) == set(ROLES)
     assert set(labels["capability"]) == set(CAPABILITIES)

@@ -37,8 +37,13 @@ def test_text_and_image_rows_load(write_source, text_row, image_row, sign_png: b
 
 
 def test_point_cloud_row_carries_two_renders_and_the_scan(write_source, text_row) -> None:
-    row = text_row("V_p_1", modality="point_cloud", bev_image="images/sign.png",
-                   front_image="images/sign.png", point_cloud="scan.bin")
+    row = text_row(
+        "V_p_1",
+        modality="point_cloud",
+        bev_image="images/sign.png",
+        front_image="images/sign.png",
+        point_cloud="scan.bin",
+    )
     source = write_source([row])
     (source / "scan.bin").write_bytes(b"\x00" * 16)
     (item,) = load_items(source).items

@@ -11,11 +11,25 @@ from roadeval.benchmarks.trip.suite import TripSuite
 
 
 def _item(item_id: str, modality: str, difficulty: str, role: str, point: str) -> Item:
-    labels = {"role": role, "subject": "s", "knowledge_point": point,
-              "capability": "logical reasoning", "difficulty": difficulty, "modality": modality}
-    return Item(suite="trip", suite_version="t", item_id=item_id, task="mcq", question="q",
-                options={"A": "a", "B": "b", "C": "c", "D": "d"}, answer_kind=AnswerKind.CHOICE,
-                reference="A", labels=labels)
+    labels = {
+        "role": role,
+        "subject": "s",
+        "knowledge_point": point,
+        "capability": "logical reasoning",
+        "difficulty": difficulty,
+        "modality": modality,
+    }
+    return Item(
+        suite="trip",
+        suite_version="t",
+        item_id=item_id,
+        task="mcq",
+        question="q",
+        options={"A": "a", "B": "b", "C": "c", "D": "d"},
+        answer_kind=AnswerKind.CHOICE,
+        reference="A",
+        labels=labels,
+    )
 
 
 # (id, modality, difficulty, role, knowledge point, reply)
@@ -56,17 +70,19 @@ def test_accuracy_by_each_label_is_the_hand_computed_share() -> None:
 
 def test_summary_has_accuracy_abnormal_counts_and_both_penalties() -> None:
     summary = TripSuite().summarize("mcq", _scored(TripSuite()))
-    assert summary == pytest.approx({
-        "accuracy": 0.5,
-        "abnormal_count": 2.0,
-        "abnormal_rate": 0.25,
-        "abnormal.empty": 1.0,
-        "abnormal.several-letters": 1.0,
-        # text 0.5 minus the worst non-text modality (both 0.5)
-        "modality_penalty": 0.0,
-        # easy 1.0 minus hard 0.0
-        "difficulty_penalty": 1.0,
-    })
+    assert summary == pytest.approx(
+        {
+            "accuracy": 0.5,
+            "abnormal_count": 2.0,
+            "abnormal_rate": 0.25,
+            "abnormal.empty": 1.0,
+            "abnormal.several-letters": 1.0,
+            # text 0.5 minus the worst non-text modality (both 0.5)
+            "modality_penalty": 0.0,
+            # easy 1.0 minus hard 0.0
+            "difficulty_penalty": 1.0,
+        }
+    )
 
 
 def test_first_valid_rule_changes_the_score_of_an_abnormal_reply() -> None:
@@ -92,8 +108,7 @@ def test_overall_surfaces_the_task_figures() -> None:
     suite = TripSuite()
     per_task = {"mcq": suite.summarize("mcq", _scored(suite))}
     assert suite.overall(per_task) == pytest.approx(
-        {"accuracy": 0.5, "abnormal_rate": 0.25, "modality_penalty": 0.0,
-         "difficulty_penalty": 1.0}
+        {"accuracy": 0.5, "abnormal_rate": 0.25, "modality_penalty": 0.0, "difficulty_penalty": 1.0}
     )
 
 

@@ -19,13 +19,27 @@ from roadeval.benchmarks.trip.quality import (
 
 
 def _item(options: dict[str, str], answer: str = "A", item_id: str = "x", **fields) -> Item:
-    labels = {"role": "vehicle", "subject": "s", "knowledge_point": "k",
-              "capability": "knowledge memory", "difficulty": "easy", "modality": "text"}
+    labels = {
+        "role": "vehicle",
+        "subject": "s",
+        "knowledge_point": "k",
+        "capability": "knowledge memory",
+        "difficulty": "easy",
+        "modality": "text",
+    }
     labels.update(fields.pop("labels", {}))
-    return Item(suite="trip", suite_version="t", item_id=item_id, task="mcq",
-                question=fields.pop("question", "Which one?"), options=options,
-                answer_kind=AnswerKind.CHOICE, reference=answer, labels=labels,
-                extra={"explanation": fields.pop("explanation", "because")})
+    return Item(
+        suite="trip",
+        suite_version="t",
+        item_id=item_id,
+        task="mcq",
+        question=fields.pop("question", "Which one?"),
+        options=options,
+        answer_kind=AnswerKind.CHOICE,
+        reference=answer,
+        labels=labels,
+        extra={"explanation": fields.pop("explanation", "because")},
+    )
 
 
 def _checks(item: Item) -> list[tuple[str, Severity]]:
@@ -38,8 +52,14 @@ def test_ratio_is_over_non_blank_trimmed_lengths() -> None:
 
 def test_balanced_lengths_pass_and_a_biased_set_fails() -> None:
     assert _checks(_item({"A": "20 m", "B": "40 m", "C": "60 m", "D": "180 m"})) == []
-    biased = _item({"A": "Keep steering control while braking", "B": "Stop sooner",
-                    "C": "Save pads", "D": "Lock wheels"})
+    biased = _item(
+        {
+            "A": "Keep steering control while braking",
+            "B": "Stop sooner",
+            "C": "Save pads",
+            "D": "Lock wheels",
+        }
+    )
     assert _checks(biased) == [("option-length", Severity.ERROR)]
 
 
@@ -74,10 +94,12 @@ def test_answer_balance_flags_a_skewed_set_only() -> None:
 def test_duplicates_and_near_duplicates_are_screened() -> None:
     options = {"A": "20 m", "B": "40 m", "C": "60 m", "D": "80 m"}
     first = _item(options, question="How far does the car travel in 2 s at 10 m/s?", item_id="a")
-    same = _item(dict(reversed(options.items())), question="How far does the car travel in "
-                 "2 s at 10 m/s ?", item_id="b")
-    near = _item(options, question="How far does a car travel in 2 s at 10 m/s?",
-                 item_id="c")
+    same = _item(
+        dict(reversed(options.items())),
+        question="How far does the car travel in 2 s at 10 m/s ?",
+        item_id="b",
+    )
+    near = _item(options, question="How far does a car travel in 2 s at 10 m/s?", item_id="c")
     other = _item(options, question="What is the headway at 1800 veh/h?", item_id="d")
     found = {(f.item_id, f.severity) for f in check_duplicates([first, same, near, other])}
     assert ("b", Severity.ERROR) in found
@@ -109,9 +131,11 @@ def test_schema_flags_blank_and_repeated_options() -> None:
 
 def test_check_quality_collects_every_check() -> None:
     options = {"A": "20 m", "B": "40 m", "C": "60 m", "D": "80 m"}
-    clean = [_item(options, "ABCD"[n % 4], f"i{n}", question=f"Question number {n}?")
-             for n in range(4)]
+    clean = [
+        _item(options, "ABCD"[n % 4], f"i{n}", question=f"Question number {n}?") for n in range(4)
+    ]
     assert check_quality(clean) == []
-    biased = _item({"A": "a much longer correct answer", "B": "no", "C": "yes", "D": "maybe"},
-                   item_id="bias")
+    biased = _item(
+        {"A": "a much longer correct answer", "B": "no", "C": "yes", "D": "maybe"}, item_id="bias"
+    )
     assert [f.item_id for f in check_quality([*clean, biased])] == ["bias"]

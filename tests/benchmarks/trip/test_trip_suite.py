@@ -15,7 +15,12 @@ def test_suite_is_registered_with_its_protocol_settings() -> None:
     assert isinstance(suite, TripSuite)
     assert suite.prompt_version == "trip-v1" and suite.max_attempts == 1
     assert suite.slice_labels == (
-        "role", "subject", "knowledge_point", "capability", "difficulty", "modality"
+        "role",
+        "subject",
+        "knowledge_point",
+        "capability",
+        "difficulty",
+        "modality",
     )
     assert suite.slice_metrics == ("correct",)
     assert suite.options() == {"abnormal_rule": "wrong"}

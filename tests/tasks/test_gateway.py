@@ -1,0 +1,65 @@
+"""The one call path: LiteLLM against a real local server; retries, Retry-After, errors, cost."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from roadeval.benchmarks.messages import user_message
+from roadeval.tasks.gateway import ModelClient, run_on_gateway
+from roadeval.tasks.model_spec import ModelSpec
+from roadeval.tasks.request import ErrorKind, ModelRequest, ModelResponse
+
+from support.model_server import ModelServer, Reply
+
+
+def ask(server: ModelServer, name: str, **spec: Any) -> ModelResponse:
+    client = ModelClient(ModelSpec(model=f"openai/{name}", api_base=server.api_base, **spec))
+    request = ModelRequest(model=client.spec.model, params={}, messages=[user_message("Q?")])
+    return run_on_gateway(client.complete(request))
+
+
+def test_retry_after_is_honoured(server: ModelServer) -> None:
+    server.rules["busy"] = lambda body, hit: (
+        Reply(status=429, headers={"retry-after": "1"}) if hit == 1 else Reply("B")
+    )
+    started = time.monotonic()
+    response = ask(server, "busy", retry_backoff_s=0.0)
+    assert response.ok and response.text == "B"
+    assert time.monotonic() - started >= 0.9
+    assert len(server.hits_for("busy")) == 2
+
+
+def test_client_errors_are_not_retried(server: ModelServer) -> None:
+    server.rules["strict"] = lambda body, hit: Reply(status=400, text="bad image")
+    response = ask(server, "strict", retry_backoff_s=0.0)
+    assert response.error_kind == ErrorKind.BAD_REQUEST and response.text is None
+    assert len(server.hits_for("strict")) == 1
+
+
+def test_empty_reply_is_an_error_not_an_answer(server: ModelServer) -> None:
+    server.rules["mute"] = lambda body, hit: Reply("")
+    response = ask(server, "mute")
+    assert response.error_kind == ErrorKind.EMPTY
+
+
+def test_timeouts_are_retried_then_reported(server: ModelServer) -> None:
+    server.rules["sleepy"] = lambda body, hit: Reply("A", delay_s=1.0)
+    response = ask(server, "sleepy", timeout_s=0.2, num_retries=1, retry_backoff_s=0.0)
+    assert response.error_kind == ErrorKind.TIMEOUT
+    assert len(server.hits_for("sleepy")) == 2
+
+
+def test_cost_from_panel_prices_and_usage(server: ModelServer) -> None:
+    server.rules["priced"] = lambda body, hit: Reply("C", prompt_tokens=1000, completion_tokens=10)
+    response = ask(server, "priced", input_cost_per_token=2e-6, output_cost_per_token=1e-5)
+    assert response.tokens_in == 1000 and response.tokens_out == 10
+    assert response.cost_usd == pytest.approx(1000 * 2e-6 + 10 * 1e-5)
+
+
+def test_unpriced_model_has_unknown_cost_not_zero(server: ModelServer) -> None:
+    server.rules["free-or-not"] = lambda body, hit: Reply("D")
+    response = ask(server, "free-or-not")
+    assert response.ok and response.cost_usd is None
