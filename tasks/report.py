@@ -114,9 +114,10 @@ def health_table(counts: Sequence[dict[str, Any]]) -> Table:
     ):
         table.add_column(column, justify="left" if column in ("suite", "model") else "right")
     for c in counts:
-        cost = (
-            f"{c['cost_usd']:.4f}" if c["cost_known"] else f"≥{c['cost_usd']:.4f} (some unpriced)"
-        )
+        cost = f"{c['cost_usd']:.4f}"
+        if not c["cost_known"]:
+            # No price in LiteLLM's map and none in the panel: unknown, which is not zero.
+            cost = "unpriced" if c["cost_usd"] == 0 else f"≥{cost} (some unpriced)"
         table.add_row(
             c["suite"],
             c["model"],
