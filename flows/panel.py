@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from prefect import flow, task
@@ -16,8 +14,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from roadeval.benchmarks.registry import find_baseline
-from roadeval.flows.manifest import code_version, redact_model
-from roadeval.flows.panel_file import Panel, load_panel
+from roadeval.flows.manifest import build_manifest, land_manifest
+from roadeval.flows.panel_file import Panel
 from roadeval.flows.suites import LoadedSuite, load_entry
 from roadeval.storage.store import Store, open_store
 from roadeval.storage.tables import write_part
@@ -170,69 +168,9 @@ def evaluate_panel(panel: Panel, store_uri: str | None = None) -> RunSummary:
         metrics.extend(aggregate(suites[suite_name], model, run_id, scored))
     write_part(store, "metrics", run_id, metrics)
 
-    ended = datetime.now(UTC)
-    counts = _counts(results)
-    total = {
-        k: sum(c[k] for c in counts.values())
-        for k in ("calls", "cached", "errors", "abnormal", "unparsed")
-    }
-    cost = sum(c["cost_usd"] for c in counts.values())
-    manifest = {
-        "run_id": run_id,
-        "status": "completed" if total["errors"] == 0 else "completed_with_errors",
-        "panel": panel.name,
-        "started_at": started.isoformat(),
-        "ended_at": ended.isoformat(),
-        "code_version": code_version(),
-        "store": store.uri,
-        "suites": [
-            {
-                "name": s.suite.name,
-                "source": str(s.source),
-                "demo": s.entry.demo,
-                "version": s.items[0].suite_version,
-                "hash": s.hash,
-                "items": len(s.items),
-                "tasks": sorted({i.task for i in s.items}),
-                "prompt_version": s.suite.prompt_version,
-                "max_attempts": s.suite.max_attempts,
-                "options": s.suite.options(),
-                "skipped_items": [str(p) for p in s.skipped],
-            }
-            for s in loaded
-        ],
-        "models": [redact_model(spec.model_dump(mode="json")) for spec in panel.models],
-        "not_covered": not_covered,
-        "counts": list(counts.values()),
-        "totals": {**total, "cost_usd": cost},
-    }
-    manifest_key = f"runs/{run_id}/manifest.json"
-    store.put(manifest_key, json.dumps(manifest, indent=2, ensure_ascii=False).encode())
-    write_part(
-        store,
-        "runs",
-        run_id,
-        [
-            {
-                "run_id": run_id,
-                "status": manifest["status"],
-                "started_at": started,
-                "ended_at": ended,
-                "panel": panel.name,
-                "code_version": manifest["code_version"],
-                "n_calls": total["calls"],
-                "n_cached": total["cached"],
-                "n_errors": total["errors"],
-                "n_abnormal": total["abnormal"],
-                "n_unparsed": total["unparsed"],
-                "cost_usd": cost,
-                "manifest_json": json.dumps(manifest, ensure_ascii=False),
-            }
-        ],
+    manifest = build_manifest(
+        run_id, panel, loaded, _counts(results), not_covered, started, datetime.now(UTC), store.uri
     )
+    manifest_key = land_manifest(store, manifest)
     return RunSummary(run_id, store.uri, manifest_key, metrics, manifest, results)
 
-
-def evaluate_panel_file(path: Path, store_uri: str | None = None) -> RunSummary:
-    """Validate the panel file first (nothing is written for a bad one), then run the flow."""
-    return evaluate_panel(load_panel(path), store_uri)

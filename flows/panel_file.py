@@ -50,6 +50,10 @@ class Panel(BaseModel):
             raise ValueError(
                 f"model names must be unique; repeated: {', '.join(dupes)} (set 'name')"
             )
+        suites = [entry.name for entry in self.suites]
+        repeated = sorted({x for x in suites if suites.count(x) > 1})
+        if repeated:
+            raise ValueError(f"a suite may appear once per panel; repeated: {', '.join(repeated)}")
         return self
 
     def source_path(self, entry: SuiteEntry) -> Path:

@@ -40,3 +40,11 @@ def test_secrets_are_named_not_stored(tmp_path: Path) -> None:
     )
     with pytest.raises(PanelError, match=r"api_key: unknown key"):
         load_panel(tmp_path / "p.yaml")
+
+
+def test_a_suite_appears_once(tmp_path: Path) -> None:
+    (tmp_path / "p.yaml").write_text(
+        "suites: [{name: trip, demo: true}, {name: trip, source: x}]\nmodels: [{model: openai/x}]\n"
+    )
+    with pytest.raises(PanelError, match="repeated: trip"):
+        load_panel(tmp_path / "p.yaml")
