@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from pathlib import Path
+
+from roadeval.storage.store import write_atomic
 
 
 def media_cache_root() -> Path:
@@ -21,9 +22,5 @@ def materialize(data: bytes, suffix: str, root: Path | None = None) -> Path:
     target = base / digest[:2] / f"{digest}{suffix}"
     if target.exists():
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".part-")
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
-    os.replace(tmp, target)
+    write_atomic(target, data)
     return target

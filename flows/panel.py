@@ -173,4 +173,3 @@ def evaluate_panel(panel: Panel, store_uri: str | None = None) -> RunSummary:
     )
     manifest_key = land_manifest(store, manifest)
     return RunSummary(run_id, store.uri, manifest_key, metrics, manifest, results)
-

@@ -11,6 +11,19 @@ from urllib.parse import urlparse
 import pyarrow.fs as pafs
 
 
+def write_atomic(target: Path, data: bytes) -> None:
+    """Write to a temporary file beside `target`, then rename: readers see all or nothing."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".part-")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 class Store(ABC):
     """Keys are '/'-separated paths below the store's root. A put is all-or-nothing."""
 
@@ -48,16 +61,7 @@ class LocalStore(Store):
         return self.root / key
 
     def put(self, key: str, data: bytes) -> None:
-        target = self._path(key)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".part-")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomic(self._path(key), data)
 
     def get(self, key: str) -> bytes:
         return self._path(key).read_bytes()

@@ -5,8 +5,6 @@ because the release's encoder (optimize=True) takes most of a second per image."
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 from pathlib import Path
 
 import shapely
@@ -15,6 +13,7 @@ from PIL import Image
 from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.media_store import media_cache_root
 from roadeval.benchmarks.roadbench.drawing import draw_reference_line, png_bytes
+from roadeval.storage.store import write_atomic
 
 # Bump when the drawing or the encoding changes, so that old renders are not reused.
 RENDER_VERSION = "roadbench-render-1"
@@ -42,11 +41,7 @@ def cached_render(image_path: Path, image_sha256: str, pixel_line: str | None) -
     if target.is_file():
         return target.read_bytes()
     data = render_image(image_path, pixel_line)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".part-")
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
-    os.replace(tmp, target)
+    write_atomic(target, data)
     return data
 
 

@@ -20,8 +20,12 @@ from roadeval.benchmarks.trip.taxonomy import ITEMS_FILE, LETTERS, VERSION_FILE,
 DEMO_VERSION = "trip-demo-1"
 IMAGE_FOLDER = "images"
 # Ids follow the paper's `B_b_1` shape: role code, modality code, running number.
-_ROLE_CODES = {"vehicle": "V", "traffic management": "M", "traveler": "T",
-               "planning-and-design": "P"}
+_ROLE_CODES = {
+    "vehicle": "V",
+    "traffic management": "M",
+    "traveler": "T",
+    "planning-and-design": "P",
+}
 _MODALITY_CODES = {Modality.TEXT: "t", Modality.IMAGE: "i"}
 
 

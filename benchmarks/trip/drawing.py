@@ -93,8 +93,11 @@ def signal_head(indication: str) -> Image.Image:
     draw = ImageDraw.Draw(image)
     draw.rectangle((246, 440, 266, SIZE), fill=(70, 70, 70))
     draw.rounded_rectangle((176, 40, 336, 440), radius=24, fill=(24, 24, 24))
-    lamps = {"red": (120, (230, 30, 30)), "amber": (240, (250, 170, 20)),
-             "green": (360, (40, 220, 90))}
+    lamps = {
+        "red": (120, (230, 30, 30)),
+        "amber": (240, (250, 170, 20)),
+        "green": (360, (40, 220, 90)),
+    }
     for name, (y, colour) in lamps.items():
         lit = indication == name
         draw.ellipse((206, y - 50, 306, y + 50), fill=colour if lit else _DARK_LAMP)

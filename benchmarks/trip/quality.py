@@ -29,10 +29,21 @@ BALANCE_P_VALUE = 0.01
 NEAR_DUPLICATE_JACCARD = 0.85
 
 # Options a writer falls back on when out of ideas; as the shortest option they void a soft pass.
-PERFUNCTORY_OPTIONS = frozenset({
-    "none", "n/a", "na", "-", "none of the above", "all of the above", "not sure", "unknown",
-    "以上都不是", "以上都对", "无",
-})
+PERFUNCTORY_OPTIONS = frozenset(
+    {
+        "none",
+        "n/a",
+        "na",
+        "-",
+        "none of the above",
+        "all of the above",
+        "not sure",
+        "unknown",
+        "以上都不是",
+        "以上都对",
+        "无",
+    }
+)
 
 
 class Severity(StrEnum):
