@@ -55,6 +55,13 @@ def gold_rule(gold: dict[tuple[str, tuple[str, ...]], str]):
     return rule
 
 
+def query_csv(store: str, sql: str) -> list[str]:
+    """`roadeval query --format csv` through the CLI; the lines it printed, header first."""
+    result = invoke("query", "--store", store, "--format", "csv", sql)
+    assert result.exit_code == 0, result.output
+    return result.output.splitlines()
+
+
 def write_panel(path: Path, source: Path, models: list[dict[str, Any]], **extra: Any) -> Path:
     panel = {
         "name": "test",
@@ -114,40 +121,26 @@ def test_run_against_server_then_second_run_makes_no_calls(
     n = len(gold)
     assert len(server.hits_for("gold")) == n and len(server.hits_for("wrong")) == n
 
-    result = invoke(
-        "query",
-        "--store",
+    csv_lines = query_csv(
         str(store),
-        "--format",
-        "csv",
         "select model, avg(value) from scores where metric = 'correct' "
         "group by model order by model",
     )
-    assert result.output.splitlines()[1:] == ["gold,1.0", "wrong,0.0"]
+    assert csv_lines[1:] == ["gold,1.0", "wrong,0.0"]
     # 'Z' is not A-D: every answer of that model is counted abnormal, none silently replaced.
-    result = invoke(
-        "query",
-        "--store",
-        str(store),
-        "--format",
-        "csv",
-        "select status, count(*) from parses where model = 'wrong' group by status",
+    csv_lines = query_csv(
+        str(store), "select status, count(*) from parses where model = 'wrong' group by status"
     )
-    statuses = dict(line.split(",") for line in result.output.splitlines()[1:])
+    statuses = dict(line.split(",") for line in csv_lines[1:])
     assert sum(int(v) for v in statuses.values()) == n and "ok" not in statuses
 
     second = invoke("run", "--panel", str(panel), "--store", str(store))
     assert second.exit_code == 0, second.output
     assert len(server.hits_for("gold")) == n, "second run must be answered from the store"
-    result = invoke(
-        "query",
-        "--store",
-        str(store),
-        "--format",
-        "csv",
-        "select r.n_calls, r.n_cached from runs r order by started_at",
+    csv_lines = query_csv(
+        str(store), "select r.n_calls, r.n_cached from runs r order by started_at"
     )
-    assert result.output.splitlines()[1:] == [f"{2 * n},0", f"0,{2 * n}"]
+    assert csv_lines[1:] == [f"{2 * n},0", f"0,{2 * n}"]
 
 
 def test_retries_honour_429_and_5xx_then_succeed(tmp_path: Path, server: ModelServer) -> None:
@@ -206,19 +199,12 @@ def test_persistent_server_errors_are_errors_not_wrong_answers(
     assert "openai/down on trip" in result.output and "server_error" in result.output
     assert len(server.hits_for("down")) == 2 * len(gold)
     # No score was written for a failed call, and every failure is in the responses table.
-    result = invoke(
-        "query", "--store", str(store), "--format", "csv", "select count(*) from scores"
+    csv_lines = query_csv(str(store), "select count(*) from scores")
+    assert csv_lines[1] == "0"
+    csv_lines = query_csv(
+        str(store), "select error_kind, count(*) from responses group by error_kind"
     )
-    assert result.output.splitlines()[1] == "0"
-    result = invoke(
-        "query",
-        "--store",
-        str(store),
-        "--format",
-        "csv",
-        "select error_kind, count(*) from responses group by error_kind",
-    )
-    assert result.output.splitlines()[1] == f"server_error,{len(gold)}"
+    assert csv_lines[1] == f"server_error,{len(gold)}"
 
 
 def test_unreachable_api_base_names_the_model_and_stops_calling(tmp_path: Path) -> None:
@@ -308,16 +294,8 @@ def test_demo_lands_in_s3_and_is_queryable(s3_endpoint: str) -> None:
     boto3.client("s3", endpoint_url=s3_endpoint).create_bucket(Bucket="demo-runs")
     result = invoke("demo", "--store", "s3://demo-runs/nightly")
     assert result.exit_code == 0, result.output
-    result = invoke(
-        "query",
-        "--store",
-        "s3://demo-runs/nightly",
-        "--format",
-        "csv",
-        "select count(distinct suite) from metrics",
-    )
-    assert result.exit_code == 0, result.output
-    assert int(result.output.splitlines()[1]) >= 1
+    csv_lines = query_csv("s3://demo-runs/nightly", "select count(distinct suite) from metrics")
+    assert int(csv_lines[1]) >= 1
 
 
 def test_skip_bad_rows_runs_the_rest_and_reports_them_in_the_manifest(tmp_path: Path) -> None:
