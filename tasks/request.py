@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from roadeval.benchmarks.suite import Message
@@ -23,8 +24,9 @@ class ModelRequest:
     task: str = ""
     item_id: str = ""
 
-    @property
+    @cached_property
     def key(self) -> str:
+        # Cached: hashing the messages (images inline) is the costly part of a cache look-up.
         return request_key(self.model, self.params, self.messages, self.attempt)
 
 
