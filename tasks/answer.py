@@ -1,4 +1,6 @@
-"""Ask one model one item by its suite's protocol: cache look-up, call, parse, re-ask, score."""
+"""Ask one model one item by its suite's protocol (cache look-up, call, parse, re-ask), then score
+it. Asking runs on the gateway loop; scoring runs in the caller's thread, because CPU-bound metrics
+(RoadBench's GEOS buffers) would otherwise stall every model call that shares the loop."""
 
 from __future__ import annotations
 
@@ -23,7 +25,8 @@ class ItemOutcome:
 
     @property
     def final_parse(self) -> ParsedAnswer | None:
-        return self.parses[-1] if self.parses and self.values is not None else None
+        """The parse that is scored: the last attempt's, unless the item ended in a call error."""
+        return self.parses[-1] if self.parses and self.error is None else None
 
     @property
     def error(self) -> ModelResponse | None:
@@ -34,7 +37,7 @@ class ItemOutcome:
 async def answer_item(
     suite: Suite, item: Item, client: ModelClient, cache: ResponseCache
 ) -> ItemOutcome:
-    """Run the protocol for one item; a call error ends it unscored, never as a wrong answer."""
+    """Run the asking protocol for one item; a call error ends it, never as a wrong answer."""
     outcome = ItemOutcome(item)
     messages = suite.messages(item)
     for attempt in range(1, suite.max_attempts + 1):
@@ -59,5 +62,12 @@ async def answer_item(
         outcome.parses.append(parsed)
         if not suite.should_reask(item, parsed):
             break
-    outcome.values = suite.score(item, outcome.parses[-1])
     return outcome
+
+
+def score_outcome(suite: Suite, outcome: ItemOutcome) -> None:
+    """Score the final parse into `outcome.values`; an item that ended in a call error stays
+    unscored (values None)."""
+    parsed = outcome.final_parse
+    if parsed is not None:
+        outcome.values = suite.score(outcome.item, parsed)

@@ -12,7 +12,7 @@ from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.suite import ParseStatus, ScoredItem, Suite
 from roadeval.storage.store import Store
 from roadeval.storage.tables import write_part
-from roadeval.tasks.answer import ItemOutcome, answer_item
+from roadeval.tasks.answer import ItemOutcome, answer_item, score_outcome
 from roadeval.tasks.gateway import ModelClient, run_on_gateway
 from roadeval.tasks.response_cache import ResponseCache
 
@@ -58,6 +58,8 @@ def run_shard(shard: Shard, store: Store) -> ShardResult:
         )
 
     outcomes = run_on_gateway(_all())
+    for outcome in outcomes:
+        score_outcome(shard.suite, outcome)
     _land(shard, store, outcomes)
     return _summarise(shard, outcomes)
 
