@@ -2,7 +2,10 @@
 lines of 2-30 vertices per item), then time per-item `score` and per-task `summarize` on one
 core. Prints the figures per task and in total; the target is 10 s for 100,000 items.
 
-    .venv/bin/python bench/roadbench_scoring.py [--items 100000] [--seed 7]
+    taskset -c 0 .venv/bin/python bench/roadbench_scoring.py [--items 100000] [--seed 7]
+
+`--lines 1-3 --vertices 2-3` gives task-3 items shaped like the release's (about 2 lines of
+2-3 vertices each in ../shared/samples/roadbench/task_3).
 """
 
 from __future__ import annotations
@@ -11,15 +14,24 @@ import argparse
 import math
 import random
 import time
+from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+import shapely
 from scipy.optimize import linear_sum_assignment
 
 from roadeval.benchmarks.item import AnswerKind, Item
 from roadeval.benchmarks.registry import get_suite
 from roadeval.benchmarks.roadbench.frechet import frechet_matrix
-from roadeval.benchmarks.roadbench.metrics_network import buffer_f1_scores, junction_scores
+from roadeval.benchmarks.roadbench.metrics_network import (
+    BUFFER_QUAD_SEGS,
+    buffer_f1_scores,
+    junction_scores,
+    line_geometries,
+)
 from roadeval.benchmarks.roadbench.network_geometry import normalised_lines, normalised_points
+from roadeval.benchmarks.roadbench.tasks import THETAS
 from roadeval.benchmarks.suite import ParsedAnswer, ParseStatus, ScoredItem, Suite
 
 TASKS = ("1", "2", "3", "4", "5", "6")
@@ -60,23 +72,34 @@ def wkt_line(points: list[tuple[float, float]]) -> str:
     return "LINESTRING (" + ", ".join(f"{x:g} {y:g}" for x, y in points) + ")"
 
 
+@dataclass(frozen=True)
+class NetworkShape:
+    """How many lines a task-3 ground truth has, and how many vertices each line."""
+
+    lines: tuple[int, int] = (5, 20)
+    vertices: tuple[int, int] = (2, 30)
+
+
 def network_case(
-    rng: random.Random,
+    rng: random.Random, shape: NetworkShape
 ) -> tuple[dict[str, list[str]], dict[str, list[str]], list[int]]:
-    """Ground truth with 5-20 lines of 2-30 vertices and a prediction near it (moved vertices,
-    a line or two dropped or invented), in an image of 800-1300 pixels a side."""
+    """Ground truth with `shape` lines and a prediction near it (moved vertices, a line or two
+    dropped or invented), in an image of 800-1300 pixels a side."""
     width, height = rng.randint(800, 1300), rng.randint(800, 1300)
     truth_lines = [
-        road_line(rng, min(width, height), rng.randint(2, 30)) for _ in range(rng.randint(5, 20))
+        road_line(rng, min(width, height), rng.randint(*shape.vertices))
+        for _ in range(rng.randint(*shape.lines))
     ]
-    junctions = [line[0] for line in truth_lines[: rng.randint(2, len(truth_lines))]]
+    starts = rng.randint(min(2, len(truth_lines)), len(truth_lines))
+    junctions = [line[0] for line in truth_lines[:starts]]
     noisy = [
         [(x + rng.gauss(0, 6), y + rng.gauss(0, 6)) for x, y in line]
         for line in truth_lines
         if rng.random() > 0.1
     ]
     noisy += [
-        road_line(rng, min(width, height), rng.randint(2, 30)) for _ in range(rng.randint(0, 2))
+        road_line(rng, min(width, height), rng.randint(*shape.vertices))
+        for _ in range(rng.randint(0, 2))
     ]
     predicted_junctions = [(x + rng.gauss(0, 15), y + rng.gauss(0, 15)) for x, y in junctions]
     truth = {
@@ -90,7 +113,9 @@ def network_case(
     return truth, predicted, [width, height]
 
 
-def synthesise(task: str, count: int, rng: random.Random) -> list[tuple[Item, ParsedAnswer]]:
+def synthesise(
+    task: str, count: int, rng: random.Random, shape: NetworkShape
+) -> list[tuple[Item, ParsedAnswer]]:
     cases = []
     for index in range(count):
         extra: dict[str, Any] = {}
@@ -106,7 +131,7 @@ def synthesise(task: str, count: int, rng: random.Random) -> list[tuple[Item, Pa
             if rng.random() < 0.1:
                 answer = answer[:-1]
         elif task == "3":
-            truth, answer, size = network_case(rng)
+            truth, answer, size = network_case(rng, shape)
             extra["image_size"] = size
         else:
             truth = rng.choice(("main", "main", "service"))
@@ -132,7 +157,8 @@ def time_task(
 
 def network_breakdown(cases: list[tuple[Item, ParsedAnswer]], sample: int) -> None:
     """Where task-3 time goes, on the first `sample` answered items: junction matching,
-    Fréchet + Hungarian matching, buffer F1 (all three thetas each)."""
+    Fréchet + Hungarian matching, buffer F1 (all three thetas each), and within buffer F1 the
+    release's GEOS buffer polygons alone, which no exact buffer F1 can skip."""
     prepared = []
     for item, parsed in cases:
         if parsed.value is None:
@@ -152,6 +178,11 @@ def network_breakdown(cases: list[tuple[Item, ParsedAnswer]], sample: int) -> No
         "junctions": lambda p: junction_scores(p[0], p[1]),
         "frechet+hungarian": lambda p: linear_sum_assignment(frechet_matrix(p[2], p[3])),
         "buffer_f1": lambda p: buffer_f1_scores(p[2], p[3]),
+        "  buffers alone": lambda p: shapely.buffer(
+            line_geometries([*p[2], *p[3]])[None, :],
+            np.asarray(THETAS)[:, None],
+            quad_segs=BUFFER_QUAD_SEGS,
+        ),
     }
     print(f"task 3 breakdown on {len(prepared)} items (ms per item):")
     for name, run in parts.items():
@@ -161,18 +192,27 @@ def network_breakdown(cases: list[tuple[Item, ParsedAnswer]], sample: int) -> No
         print(f"     {name:<18} {1e3 * (time.perf_counter() - start) / len(prepared):8.2f}")
 
 
+def span(text: str) -> tuple[int, int]:
+    low, _, high = text.partition("-")
+    return int(low), int(high or low)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=100_000, help="items in all, split evenly")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--breakdown", type=int, default=300, help="task-3 items to break down")
+    parser.add_argument("--lines", type=span, default=(5, 20), help="task-3 lines, MIN-MAX")
+    parser.add_argument("--vertices", type=span, default=(2, 30), help="vertices a line, MIN-MAX")
     args = parser.parse_args()
+    shape = NetworkShape(args.lines, args.vertices)
     suite = get_suite("roadbench")
     rng = random.Random(args.seed)
     per_task = [args.items // len(TASKS) + (i < args.items % len(TASKS)) for i in range(len(TASKS))]
     print(f"synthesising {args.items} items ...", flush=True)
     cases = {
-        task: synthesise(task, count, rng) for task, count in zip(TASKS, per_task, strict=True)
+        task: synthesise(task, count, rng, shape)
+        for task, count in zip(TASKS, per_task, strict=True)
     }
     total_score = total_summary = 0.0
     print(f"{'task':>4} {'items':>7} {'score s':>9} {'summary s':>10} {'us/item':>9}")
