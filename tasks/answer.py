@@ -1,6 +1,7 @@
 """Ask one model one item by its suite's protocol (cache look-up, call, parse, re-ask), then score
-it. Asking runs on the gateway loop; scoring runs in the caller's thread, because CPU-bound metrics
-(RoadBench's GEOS buffers) would otherwise stall every model call that shares the loop."""
+it. Asking runs on the gateway loop, but its CPU-bound parts (building image messages, scoring
+with RoadBench's GEOS buffers) run in other threads: on the loop they would stall every model call
+that shares it."""
 
 from __future__ import annotations
 
@@ -39,7 +40,8 @@ async def answer_item(
 ) -> ItemOutcome:
     """Run the asking protocol for one item; a call error ends it, never as a wrong answer."""
     outcome = ItemOutcome(item)
-    messages = suite.messages(item)
+    # Building messages reads, draws and encodes images: CPU work kept off the shared loop.
+    messages = await asyncio.to_thread(suite.messages, item)
     for attempt in range(1, suite.max_attempts + 1):
         request = ModelRequest(
             model=client.spec.model,
@@ -50,8 +52,9 @@ async def answer_item(
             task=item.task,
             item_id=item.item_id,
         )
-        # Store I/O (a file or an S3 object) runs off the loop so other calls keep flowing.
-        response = await asyncio.to_thread(cache.get, request.key)
+        # Hashing the request (image bytes included) and store I/O (a file or an S3 object) run
+        # off the loop so other calls keep flowing.
+        response = await asyncio.to_thread(cache.lookup, request)
         if response is None:
             response = await client.complete(request)
             await asyncio.to_thread(cache.put, response)

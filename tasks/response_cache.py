@@ -7,7 +7,7 @@ flight, and any later run with the same request pays for nothing twice.
 from __future__ import annotations
 
 from roadeval.storage.store import Store
-from roadeval.tasks.request import ModelResponse
+from roadeval.tasks.request import ModelRequest, ModelResponse
 
 
 class ResponseCache:
@@ -23,6 +23,10 @@ class ResponseCache:
         if not self.store.exists(key):
             return None
         return ModelResponse.from_cache(self.store.get(key))
+
+    def lookup(self, request: ModelRequest) -> ModelResponse | None:
+        """The cached answer to `request`; hashes the request first (its image bytes included)."""
+        return self.get(request.key)
 
     def put(self, response: ModelResponse) -> None:
         # Errors are not cached: the next run asks again.
