@@ -4,9 +4,9 @@ core. Prints the figures per task and in total; the target is 10 s for 100,000 i
 
     taskset -c 0 .venv/bin/python bench/roadbench_scoring.py [--items 100000] [--seed 7]
 
-`--threads N` scores in N threads, as the flow's concurrent shards do. `--lines 1-3 --vertices 2-3`
-gives task-3 items shaped like the release's (about 2 lines of
-2-3 vertices each in ../shared/samples/roadbench/task_3).
+`--threads N` scores in N threads, as the flow's concurrent shards do (GEOS releases the GIL).
+`--lines 1-3 --vertices 2-3` gives task-3 items shaped like the release's (about 2 lines of 2-3
+vertices each in ../shared/samples/roadbench/task_3).
 """
 
 from __future__ import annotations
