@@ -11,18 +11,11 @@ import pytest
 from typer.testing import CliRunner
 
 from roadeval.benchmarks.registry import get_suite
+from roadeval.benchmarks.roadbench.tasks import TASKS
 from roadeval.flows.cli import app
 
 runner = CliRunner()
 REPO = Path(__file__).resolve().parents[2]
-LABEL_FOLDER = {
-    "1": "task_1_2",
-    "2": "task_1_2",
-    "3": "task_3",
-    "4": "task_4_5",
-    "5": "task_4_5",
-    "6": "task_6",
-}
 
 
 def roadbench_samples() -> Path:
@@ -45,7 +38,7 @@ def test_roadbench_release_predictions_score_and_reparse_agree(task: str) -> Non
             "--task",
             task,
             "--labels",
-            str(samples / LABEL_FOLDER[task] / "labels.jsonl"),
+            str(samples / TASKS[task].folder / "labels.jsonl"),
             "--predictions",
             str(samples / "predictions" / f"task{task}_openai_gpt-5.jsonl"),
             "--reparse",

@@ -16,16 +16,9 @@ from roadbench_shared import require_samples
 from roadeval.benchmarks.errors import BadItemPolicy, ItemError
 from roadeval.benchmarks.messages import message_images, message_text
 from roadeval.benchmarks.registry import get_suite
+from roadeval.benchmarks.roadbench.tasks import TASKS
 
 SUITE = get_suite("roadbench")
-FOLDERS = {
-    "1": "task_1_2",
-    "2": "task_1_2",
-    "3": "task_3",
-    "4": "task_4_5",
-    "5": "task_4_5",
-    "6": "task_6",
-}
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +35,7 @@ def prediction_rows(samples: Path, task: str) -> list[dict]:
 
 def score(samples: Path, task: str, images: Path | None = None) -> dict:
     return SUITE.score_predictions(
-        labels=samples / FOLDERS[task] / "labels.jsonl",
+        labels=samples / TASKS[task].folder / "labels.jsonl",
         predictions=samples / "predictions" / f"task{task}_openai_gpt-5.jsonl",
         images=images,
         reparse=True,
