@@ -13,6 +13,14 @@ class BadItemPolicy(StrEnum):
     SKIP = "skip"
 
 
+class UnknownFieldPolicy(StrEnum):
+    """What loading does when rows carry fields the release does not define: the loader counts
+    them in its report either way; under ERROR the suite does not load."""
+
+    WARN = "warn"
+    ERROR = "error"
+
+
 @dataclass(frozen=True)
 class ItemProblem:
     """Where a row is wrong and why; kept in the manifest when the row is skipped."""

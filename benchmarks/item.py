@@ -43,7 +43,18 @@ class Media(BaseModel):
     def from_file(
         cls, kind: MediaKind, path: Path, role: str | None = None, index: int | None = None
     ) -> Media:
-        data = path.read_bytes()
+        return cls.from_bytes(kind, path, path.read_bytes(), role=role, index=index)
+
+    @classmethod
+    def from_bytes(
+        cls,
+        kind: MediaKind,
+        path: Path,
+        data: bytes,
+        role: str | None = None,
+        index: int | None = None,
+    ) -> Media:
+        """Media for the file at `path` whose bytes the caller has already read (and checked)."""
         return cls(
             kind=kind,
             path=str(path),

@@ -8,7 +8,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from roadeval.benchmarks.errors import BadItemPolicy
+from roadeval.benchmarks.errors import BadItemPolicy, UnknownFieldPolicy
 from roadeval.tasks.model_spec import ModelSpec
 
 
@@ -23,6 +23,8 @@ class SuiteEntry(BaseModel):
     tasks: list[str] | None = None
     options: dict[str, Any] = Field(default_factory=dict)
     on_bad_item: BadItemPolicy = BadItemPolicy.ERROR
+    # Rows with fields the release does not define: reported (warn) or refused (error).
+    unknown_fields: UnknownFieldPolicy = UnknownFieldPolicy.WARN
 
     @model_validator(mode="after")
     def _one_source(self) -> SuiteEntry:
@@ -93,14 +95,34 @@ def _describe(exc: ValidationError, data: dict[str, Any]) -> str:
 def load_panel(path: Path) -> Panel:
     """Read and validate a panel file; every problem is reported with the file and field."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise PanelError(f"{path}: no such panel file") from None
+        data = yaml.safe_load(_read_text(path))
     except yaml.YAMLError as exc:
         raise PanelError(f"{path}: not valid YAML: {exc}") from None
     if not isinstance(data, dict):
         raise PanelError(f"{path}: a panel file is a mapping with 'suites' and 'models'")
     return panel_from_dict(data, source=str(path), base_dir=path.resolve().parent)
+
+
+def _read_text(path: Path) -> str:
+    """The file's text; a folder, an unreadable or a non-UTF-8 file is a PanelError."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise PanelError(f"{path}: no such panel file") from None
+    except IsADirectoryError:
+        raise PanelError(f"{path}: is a folder, not a panel file") from None
+    except OSError as exc:
+        raise PanelError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1)
+        bad = raw[exc.start : exc.end]
+        raise PanelError(
+            f"{path}: line {line}: not UTF-8: {bad!r} at byte {column} of the line "
+            f"(byte {exc.start} of the file): {exc.reason}"
+        ) from None
 
 
 def panel_from_dict(data: dict[str, Any], *, source: str, base_dir: Path) -> Panel:

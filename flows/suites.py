@@ -6,8 +6,9 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from roadeval.benchmarks.errors import ItemProblem, SuiteSourceError
+from roadeval.benchmarks.errors import ItemProblem, SuiteSourceError, UnknownFieldPolicy
 from roadeval.benchmarks.item import Item, suite_hash
+from roadeval.benchmarks.loading import UnknownFields, describe_unknown_fields
 from roadeval.benchmarks.registry import get_suite
 from roadeval.benchmarks.suite import Suite
 from roadeval.flows.panel_file import Panel, SuiteEntry
@@ -21,15 +22,28 @@ def demo_root() -> Path:
 
 @dataclass
 class LoadedSuite:
+    """A suite's items as loaded, with what loading found wrong but did not stop for."""
+
     suite: Suite
     entry: SuiteEntry
     source: Path
     items: list[Item]
     skipped: list[ItemProblem] = field(default_factory=list)
+    # file -> field -> rows carrying it, for fields outside the release's row format.
+    unknown_fields: UnknownFields = field(default_factory=dict)
 
     @property
     def hash(self) -> str:
         return suite_hash(self.items)
+
+    @property
+    def unknown_fields_message(self) -> str | None:
+        """One line naming each file and its unknown fields with row counts; None if none."""
+        if not self.unknown_fields:
+            return None
+        return f"suite {self.entry.name}: unknown fields ignored: " + describe_unknown_fields(
+            self.unknown_fields
+        )
 
 
 def load_entry(panel: Panel, entry: SuiteEntry) -> LoadedSuite:
@@ -42,6 +56,11 @@ def load_entry(panel: Panel, entry: SuiteEntry) -> LoadedSuite:
         if not source.exists():
             raise SuiteSourceError(f"suite {entry.name}: source {source} does not exist")
     report = suite.load(source, on_bad_item=entry.on_bad_item)
+    if report.unknown_fields and entry.unknown_fields is UnknownFieldPolicy.ERROR:
+        raise SuiteSourceError(
+            f"suite {entry.name}: rows carry fields outside the suite's row format "
+            f"(unknown_fields: error): {describe_unknown_fields(report.unknown_fields)}"
+        )
     items = report.items
     if entry.tasks is not None:
         wanted = {str(t) for t in entry.tasks}
@@ -61,4 +80,6 @@ def load_entry(panel: Panel, entry: SuiteEntry) -> LoadedSuite:
         seen[item.item_id] = item
     if not items:
         raise SuiteSourceError(f"suite {entry.name}: no items loaded from {source}")
-    return LoadedSuite(suite, entry, source, items, list(report.skipped))
+    return LoadedSuite(
+        suite, entry, source, items, list(report.skipped), dict(report.unknown_fields)
+    )

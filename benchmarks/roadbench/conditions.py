@@ -7,7 +7,7 @@ from pathlib import Path
 
 from roadeval.benchmarks.errors import BadItemPolicy, ItemError, ItemProblem
 from roadeval.benchmarks.loading import LoadReport, read_jsonl, require
-from roadeval.benchmarks.roadbench.layout import EXTRA_LABEL_FILE
+from roadeval.benchmarks.roadbench.layout import EXTRA_LABEL_FIELDS, EXTRA_LABEL_FILE
 
 CONDITION_SEPARATOR = "|"
 
@@ -18,6 +18,7 @@ def read_conditions(
     """id -> sorted conditions joined by "|", from the file beside `labels`; None without one.
 
     A bad row raises (ERROR) or is reported in `report.skipped` (SKIP); it removes no item.
+    Keys outside the release's two fields are counted in `report.unknown_fields`.
     """
     path = labels.parent / EXTRA_LABEL_FILE
     if not path.is_file():
@@ -27,6 +28,7 @@ def read_conditions(
         try:
             if isinstance(row, ItemError):
                 raise row
+            report.note_fields(path, row, EXTRA_LABEL_FIELDS)
             item_id = require(row, "id", path, line, str)
             values = require(row, "extra_labels", path, line, list)
             if not all(isinstance(value, str) and value for value in values):

@@ -1,22 +1,25 @@
-"""Item images: the release's file name for each label row, and the size read from the file."""
+"""Item images: each file read once, checked to be a readable image, and sized from its header."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from PIL import Image, UnidentifiedImageError
-
 from roadeval.benchmarks.errors import ItemError, ItemProblem
+from roadeval.benchmarks.image_check import NotAnImageError, image_media
+from roadeval.benchmarks.item import Media, MediaKind
+
+# The label rows name no image field (the file is `<id>.png`, or task 6's `img`): errors about
+# the image itself are reported under this name.
+IMAGE_FIELD = "image"
 
 
-def image_size(image: Path, labels: Path, line: int | None, item_id: str | None) -> tuple[int, int]:
-    """(width, height) from the image header; a missing or unreadable image is an ItemError
-    naming the label file, the line and the field `image`."""
+def checked_image(
+    image: Path, view: str, labels: Path, line: int | None, item_id: str | None
+) -> tuple[Media, tuple[int, int]]:
+    """The image's media and (width, height); a missing or unreadable image is an ItemError
+    naming the label file, the line, the item and the field `image`."""
     try:
-        with Image.open(image) as opened:
-            return opened.size
-    except FileNotFoundError:
-        message = f"image file {image} does not exist"
-    except (UnidentifiedImageError, OSError) as exc:
-        message = f"image file {image} is not a readable image: {exc}"
-    raise ItemError(ItemProblem(str(labels), line, "image", message, item_id))
+        media, info = image_media(MediaKind.IMAGE, image, role=view)
+    except NotAnImageError as exc:
+        raise ItemError(ItemProblem(str(labels), line, IMAGE_FIELD, str(exc), item_id)) from None
+    return media, info.size

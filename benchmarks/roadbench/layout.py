@@ -11,6 +11,16 @@ LABEL_FOLDERS = ("task_1_2", "task_3", "task_4_5", "task_6")
 LABEL_FILE = "labels.jsonl"
 EXTRA_LABEL_FILE = "extra_labels.jsonl"
 
+# The fields of each folder's label rows in the release (task 6's `img` is optional); a row's
+# other keys are counted as unknown fields at load.
+LABEL_FIELDS: dict[str, frozenset[str]] = {
+    "task_1_2": frozenset({"id", "num_lane", "laneinfo", "pixel_line"}),
+    "task_3": frozenset({"id", "pixel_line", "ground_truth"}),
+    "task_4_5": frozenset({"id", "num_lane", "laneinfo"}),
+    "task_6": frozenset({"id", "road_type", "img"}),
+}
+EXTRA_LABEL_FIELDS: frozenset[str] = frozenset({"id", "extra_labels"})
+
 
 def label_file(source: Path, folder: str) -> Path | None:
     """The label file of one release folder, in either layout; None when the folder is absent."""

@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from roadeval.benchmarks.errors import BadItemPolicy
-from roadeval.benchmarks.item import AnswerKind, Item, Media, MediaKind
+from roadeval.benchmarks.item import AnswerKind, Item, Media
 from roadeval.benchmarks.loading import LoadReport, collect, read_jsonl
 from roadeval.benchmarks.roadbench import prompts
 from roadeval.benchmarks.roadbench.conditions import read_conditions
-from roadeval.benchmarks.roadbench.images import image_size
-from roadeval.benchmarks.roadbench.layout import label_files
+from roadeval.benchmarks.roadbench.images import checked_image
+from roadeval.benchmarks.roadbench.layout import LABEL_FIELDS, label_files
 from roadeval.benchmarks.roadbench.rows import (
     image_name,
     lane_count,
@@ -60,9 +60,7 @@ class ItemFactory:
         return item_id
 
     def media(self, name: str, line: int, item_id: str, view: str) -> tuple[Media, tuple[int, int]]:
-        path = self.folder / name
-        size = image_size(path, self.labels, line, item_id)
-        return Media.from_file(MediaKind.IMAGE, path, role=view), size
+        return checked_image(self.folder / name, view, self.labels, line, item_id)
 
     def item(
         self,
@@ -171,5 +169,8 @@ def load_items(source: Path, suite_version: str, policy: BadItemPolicy) -> LoadR
             "task_4_5": factory.fpv_lanes,
             "task_6": factory.road_type,
         }
-        collect(read_jsonl(labels), builders[folder], policy, report)
+        rows = read_jsonl(labels)
+        collect(
+            rows, builders[folder], policy, report, file=labels, known_fields=LABEL_FIELDS[folder]
+        )
     return report

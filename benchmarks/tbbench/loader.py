@@ -11,6 +11,7 @@ from roadeval.benchmarks.tbbench.frames import row_frames
 from roadeval.benchmarks.tbbench.keywords import ORIENTATION
 from roadeval.benchmarks.tbbench.prompt import asks_format_only
 from roadeval.benchmarks.tbbench.rows import (
+    ROW_FIELDS,
     Layout,
     Row,
     RowIds,
@@ -46,7 +47,8 @@ def load_items(
         def build(line: int, row: Row, path: Path = path) -> Item:
             return _build_item(path, line, row, ids, found.layout, suite_version, add_choices)
 
-        collect(iter_rows(path, found.layout), build, policy, report)
+        rows = iter_rows(path, found.layout)
+        collect(rows, build, policy, report, file=path, known_fields=ROW_FIELDS)
     return report
 
 

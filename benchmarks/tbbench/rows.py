@@ -13,6 +13,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from roadeval.benchmarks.errors import ItemError, ItemProblem, SuiteSourceError
@@ -21,6 +22,11 @@ from roadeval.benchmarks.tbbench.tasks import TaskSpec, find_task
 
 Row = dict[str, Any]
 PARQUET_BATCH_ROWS = 32  # a batch holds its frames' bytes in memory; 8-frame rows are large
+# The release's row fields (`id` only in some layouts); other keys are counted as unknown at load.
+ROW_FIELDS: frozenset[str] = frozenset({"id", "image", "problem", "task", "choice", "solution"})
+# What pyarrow raises on a file that is not Parquet or is damaged: ArrowInvalid for a bad footer,
+# OSError for a page that does not decode (or a file that cannot be read).
+_PARQUET_ERRORS = (pa.ArrowException, OSError)
 
 
 class Layout(StrEnum):
@@ -63,15 +69,39 @@ def iter_rows(
     if layout is Layout.JSONL:
         yield from read_jsonl(path)
         return
-    parquet = pq.ParquetFile(path)
-    wanted = None
-    if columns is not None:
-        wanted = [name for name in columns if name in parquet.schema_arrow.names]
+    try:
+        parquet = pq.ParquetFile(path)
+        wanted = None
+        if columns is not None:
+            wanted = [name for name in columns if name in parquet.schema_arrow.names]
+        batches = parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=wanted)
+    except _PARQUET_ERRORS as exc:
+        raise unreadable_parquet(path, exc) from None
     number = 0
-    for batch in parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=wanted):
-        for row in batch.to_pylist():
+    while True:
+        # Only the reading is guarded: an error raised while the caller handles a row is not
+        # the file's fault.
+        try:
+            batch = next(batches, None)
+            rows = batch.to_pylist() if batch is not None else None
+        except _PARQUET_ERRORS as exc:
+            raise unreadable_parquet(path, exc, after_row=number) from None
+        if rows is None:
+            return
+        for row in rows:
             number += 1
             yield number, row
+
+
+def unreadable_parquet(
+    path: Path, exc: Exception, after_row: int | None = None
+) -> SuiteSourceError:
+    """The whole file is unusable: name it, say where reading stopped, keep pyarrow's reason."""
+    # pyarrow's reasons span lines and can quote raw bytes; keep them on one printable line.
+    reason = " ".join(str(exc).split())
+    reason = "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in reason)
+    where = f" (reading from row {after_row + 1})" if after_row is not None else ""
+    return SuiteSourceError(f"{path}: not a readable Parquet file{where}: {reason}")
 
 
 def row_error(

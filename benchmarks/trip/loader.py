@@ -1,8 +1,9 @@
 """Reads a TRIP `items.jsonl` (and the images it names) into Items, checking the schema row by row.
 
 A row that breaks the format (a missing field, an answer outside A-D, an unknown modality or
-difficulty, a missing image, a repeated id) raises an ItemError naming file, line and field, or is
-skipped and reported under `BadItemPolicy.SKIP`.
+difficulty, a missing image or one that is not a readable image, a repeated id) raises an
+ItemError naming file, line and field, or is skipped and reported under `BadItemPolicy.SKIP`.
+Row keys outside the format are counted in the report's `unknown_fields`.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from roadeval.benchmarks.errors import BadItemPolicy, ItemError, ItemProblem, SuiteSourceError
+from roadeval.benchmarks.image_check import NotAnImageError, image_media
 from roadeval.benchmarks.item import AnswerKind, Item, Media, MediaKind
 from roadeval.benchmarks.loading import LoadReport, collect, read_jsonl, require
 from roadeval.benchmarks.trip.taxonomy import (
@@ -24,6 +26,7 @@ from roadeval.benchmarks.trip.taxonomy import (
     LETTERS,
     MODALITY_SPELLINGS,
     POINT_CLOUD_ROLE,
+    ROW_FIELDS,
     SUITE_NAME,
     TASK,
     VERSION_FILE,
@@ -47,7 +50,10 @@ def suite_version(items_file: Path) -> str:
     """The VERSION file's first line if the folder has one, else a hash of the items file."""
     version_file = items_file.parent / VERSION_FILE
     if version_file.is_file():
-        lines = version_file.read_text(encoding="utf-8").strip().splitlines()
+        try:
+            lines = version_file.read_text(encoding="utf-8").strip().splitlines()
+        except UnicodeDecodeError as exc:
+            raise SuiteSourceError(f"{version_file}: not UTF-8 at byte {exc.start}") from None
         if lines and lines[0].strip():
             return lines[0].strip()
     return "sha256:" + hashlib.sha256(items_file.read_bytes()).hexdigest()[:16]
@@ -58,7 +64,7 @@ def load_items(source: Path, policy: BadItemPolicy = BadItemPolicy.ERROR) -> Loa
     path = items_path(Path(source))
     builder = _RowBuilder(path, suite_version(path))
     report = LoadReport()
-    collect(read_jsonl(path), builder.build, policy, report)
+    collect(read_jsonl(path), builder.build, policy, report, file=path, known_fields=ROW_FIELDS)
     return report
 
 
@@ -129,13 +135,11 @@ class _RowBuilder:
                     self._fail(line, field, "a text item must not reference a visual", item_id)
             return ()
         if modality is Modality.IMAGE:
-            return (Media.from_file(MediaKind.IMAGE, self._image(row, "image", line, item_id)),)
+            return (self._image(row, "image", line, item_id),)
         # Point-cloud items carry the two renders the protocol shows, and optionally the scan.
         views = (("bev_image", BEV_ROLE), ("front_image", FRONT_ROLE))
         renders = [
-            Media.from_file(
-                MediaKind.IMAGE, self._image(row, field, line, item_id), role=role, index=index
-            )
+            self._image(row, field, line, item_id, role=role, index=index)
             for index, (field, role) in enumerate(views)
         ]
         if row.get("point_cloud") is not None:
@@ -143,13 +147,26 @@ class _RowBuilder:
             renders.append(Media.from_file(MediaKind.POINT_CLOUD, scan, role=POINT_CLOUD_ROLE))
         return tuple(renders)
 
-    def _image(self, row: dict[str, Any], field: str, line: int, item_id: str) -> Path:
+    def _image(
+        self,
+        row: dict[str, Any],
+        field: str,
+        line: int,
+        item_id: str,
+        role: str | None = None,
+        index: int | None = None,
+    ) -> Media:
+        """The image a field names: a supported suffix, and bytes that are a readable image."""
         path = self._file(row, field, line, item_id)
         if path.suffix.lower() not in IMAGE_MIME_TYPES:
             allowed = ", ".join(IMAGE_MIME_TYPES)
             message = f"unsupported image type {path.suffix!r} (use {allowed})"
             self._fail(line, field, message, item_id)
-        return path
+        try:
+            media, _ = image_media(MediaKind.IMAGE, path, role=role, index=index)
+        except NotAnImageError as exc:
+            self._fail(line, field, str(exc), item_id)
+        return media
 
     def _file(self, row: dict[str, Any], field: str, line: int, item_id: str) -> Path:
         name = _text(row, field, self.path, line)

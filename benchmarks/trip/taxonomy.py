@@ -60,6 +60,23 @@ LABEL_FIELDS: dict[str, str] = {
     "modality": "modality",
 }
 
+# Every field an item row may carry: the paper's item fields plus the media file references.
+# Anything else in a row is counted as an unknown field at load.
+ROW_FIELDS: frozenset[str] = frozenset(
+    {
+        "id",
+        "question",
+        *LETTERS,
+        "answer",
+        "explanation",
+        *LABEL_FIELDS.values(),
+        "image",
+        "bev_image",
+        "front_image",
+        "point_cloud",
+    }
+)
+
 # Media roles of a point-cloud item: the paper shows each as two deterministic renders, in order.
 BEV_ROLE = "bev"
 FRONT_ROLE = "front"

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+import yaml
 
-from roadeval.flows.panel_file import PanelError, load_panel
+from roadeval.benchmarks.errors import SuiteSourceError, UnknownFieldPolicy
+from roadeval.benchmarks.registry import get_suite
+from roadeval.flows.panel_file import PanelError, load_panel, panel_from_dict
+from roadeval.flows.suites import load_entry
 
 
 def test_relative_source_resolves_against_the_panel_folder(tmp_path: Path) -> None:
@@ -48,3 +53,71 @@ def test_a_suite_appears_once(tmp_path: Path) -> None:
     )
     with pytest.raises(PanelError, match="repeated: trip"):
         load_panel(tmp_path / "p.yaml")
+
+
+def test_a_folder_is_not_a_panel_file(tmp_path: Path) -> None:
+    with pytest.raises(PanelError, match=r"is a folder, not a panel file$") as caught:
+        load_panel(tmp_path)
+    assert str(caught.value).startswith(f"{tmp_path}: ")
+
+
+def test_a_panel_file_that_is_not_utf8(tmp_path: Path) -> None:
+    (tmp_path / "p.yaml").write_bytes(b"name: nightly\nsuites: [{name: trip, source: caf\xe9}]\n")
+    with pytest.raises(PanelError) as caught:
+        load_panel(tmp_path / "p.yaml")
+    assert str(caught.value) == (
+        f"{tmp_path / 'p.yaml'}: line 2: not UTF-8: b'\\xe9' at byte 33 of the line "
+        "(byte 47 of the file): invalid continuation byte"
+    )
+
+
+def trip_panel(tmp_path: Path, **entry: str) -> Path:
+    """A panel over a TRIP demo source whose first row carries a field TRIP does not define."""
+    source = get_suite("trip").generate_demo(tmp_path / "trip")
+    items = source / "items.jsonl"
+    lines = items.read_text(encoding="utf-8").splitlines()
+    lines[0] = json.dumps({**json.loads(lines[0]), "hint": "look left"})
+    items.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    suite = {"name": "trip", "source": str(source), **entry}
+    path = tmp_path / "p.yaml"
+    path.write_text(yaml.safe_dump({"suites": [suite], "models": [{"model": "roadeval/random"}]}))
+    return path
+
+
+def test_unknown_fields_warn_by_default_and_are_kept_on_the_loaded_suite(tmp_path: Path) -> None:
+    panel = load_panel(trip_panel(tmp_path))
+    assert panel.suites[0].unknown_fields is UnknownFieldPolicy.WARN
+    loaded = load_entry(panel, panel.suites[0])
+    items = str(tmp_path / "trip" / "items.jsonl")
+    assert loaded.unknown_fields == {items: {"hint": 1}}
+    assert loaded.unknown_fields_message == (
+        f"suite trip: unknown fields ignored: {items}: 'hint' (1 row)"
+    )
+    assert len(loaded.items) == 40
+
+
+def test_unknown_fields_error_refuses_the_suite(tmp_path: Path) -> None:
+    panel = load_panel(trip_panel(tmp_path, unknown_fields="error"))
+    with pytest.raises(SuiteSourceError) as caught:
+        load_entry(panel, panel.suites[0])
+    message = str(caught.value)
+    assert message.startswith("suite trip: rows carry fields outside the suite's row format")
+    assert message.endswith(f"{tmp_path / 'trip' / 'items.jsonl'}: 'hint' (1 row)")
+
+
+def test_unknown_fields_policy_is_checked(tmp_path: Path) -> None:
+    with pytest.raises(PanelError, match=r"suites\[0\] \(trip\)\.unknown_fields: Input should be"):
+        load_panel(trip_panel(tmp_path, unknown_fields="ignore"))
+
+
+def test_a_clean_suite_has_no_unknown_field_message(tmp_path: Path) -> None:
+    panel = panel_from_dict(
+        {
+            "suites": [{"name": "trip", "demo": True, "unknown_fields": "error"}],
+            "models": [{"model": "roadeval/random"}],
+        },
+        source="inline",
+        base_dir=tmp_path,
+    )
+    loaded = load_entry(panel, panel.suites[0])
+    assert loaded.unknown_fields == {} and loaded.unknown_fields_message is None

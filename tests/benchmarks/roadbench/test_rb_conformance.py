@@ -56,6 +56,11 @@ def test_all_six_tasks_load_and_rows_without_images_are_reported(samples: Path) 
     assert len(report.skipped) == label_rows - 4
 
 
+def test_release_rows_have_no_unknown_fields(samples: Path) -> None:
+    report = SUITE.load(samples, on_bad_item=BadItemPolicy.SKIP)
+    assert report.unknown_fields == {}
+
+
 def test_sample_items_carry_real_sizes_and_lines(samples: Path) -> None:
     items = {item.task: item for item in SUITE.load(samples, on_bad_item=BadItemPolicy.SKIP).items}
     assert items["1"].extra["image_size"] == list(Image.open(items["1"].media[0].path).size)

@@ -166,7 +166,9 @@ def test_bytes_that_are_not_an_image_are_rejected(
 ) -> None:
     row = hf_row("relative_distance", "1.0 meters")
     row["image"] = [{"bytes": b"not a png", "path": None}]
-    with pytest.raises(ItemError, match="frame 0: bytes are not an image"):
+    with pytest.raises(
+        ItemError, match=r"frame 0: embedded bytes: not an image \(content starts b.not a pn.\)"
+    ):
         TBBenchSuite().load(write_parquet([row]))
 
 

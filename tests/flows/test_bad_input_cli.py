@@ -1,0 +1,186 @@
+"""`roadeval run` on bad benchmark input: exit code 2, one message naming the file (and line or
+row, item and field where there is one), no traceback, nothing in the store. Every bad input is
+made from a suite's own demo data."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from roadeval.benchmarks.registry import get_suite
+from roadeval.benchmarks.tbbench.rows import PARQUET_BATCH_ROWS
+from roadeval.flows.cli import app
+
+pytestmark = pytest.mark.usefixtures("prefect_backend")
+
+runner = CliRunner()
+
+# A bad input: (the panel to run, the texts its error message must contain).
+Case = tuple[Path, list[str]]
+# A fresh copy of a suite's demo source under the test's folder.
+Demo = Callable[[str], Path]
+
+
+@pytest.fixture(scope="module")
+def demo_sources(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("demos")
+    names = ("trip", "roadbench", "tbbench")
+    return {name: get_suite(name).generate_demo(root / name) for name in names}
+
+
+@pytest.fixture
+def demo(demo_sources: dict[str, Path], tmp_path: Path) -> Demo:
+    return lambda name: Path(shutil.copytree(demo_sources[name], tmp_path / name))
+
+
+def write_panel(tmp_path: Path, suite: str, source: Path, **entry: Any) -> Path:
+    panel = {
+        "name": "bad-input",
+        "suites": [{"name": suite, "source": str(source), **entry}],
+        "models": [{"model": "roadeval/random"}],
+    }
+    path = tmp_path / "panel.yaml"
+    path.write_text(yaml.safe_dump(panel), encoding="utf-8")
+    return path
+
+
+def json_rows(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def cut_in_half(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def first_parquet(source: Path) -> Path:
+    return sorted((source / "data").glob("*.parquet"))[0]
+
+
+def trip_line_not_utf8(tmp_path: Path, demo: Demo) -> Case:
+    source = demo("trip")
+    items = source / "items.jsonl"
+    lines = items.read_bytes().split(b"\n")
+    row = json.loads(lines[2])
+    lines[2] = json.dumps({**row, "question": "caf\x00"}).encode().replace(b"\\u0000", b"\xe9")
+    items.write_bytes(b"\n".join(lines))
+    where = f"{items}, line 3, item {row['id']!r}, field 'question': not UTF-8: b'\\xe9' at byte"
+    return write_panel(tmp_path, "trip", source), [where]
+
+
+def trip_image_not_an_image(tmp_path: Path, demo: Demo) -> Case:
+    source = demo("trip")
+    items = source / "items.jsonl"
+    line, row = next((n, r) for n, r in enumerate(json_rows(items), 1) if r.get("image"))
+    (source / row["image"]).write_bytes(b"this is no picture")
+    where = f"{items}, line {line}, item {row['id']!r}, field 'image': image file"
+    return write_panel(tmp_path, "trip", source), [where, "not an image"]
+
+
+def roadbench_image_truncated(tmp_path: Path, demo: Demo) -> Case:
+    source = demo("roadbench")
+    labels = source / "task_3" / "labels.jsonl"
+    row = json_rows(labels)[1]
+    cut_in_half(source / "task_3" / f"{row['id']}.png")
+    where = f"{labels}, line 2, item {row['id']!r}, field 'image': image file"
+    return write_panel(tmp_path, "roadbench", source), [where, "not a readable PNG image"]
+
+
+def tbbench_frame_truncated(tmp_path: Path, demo: Demo) -> Case:
+    source = demo("tbbench")
+    path = first_parquet(source)
+    table = pq.read_table(path)
+    rows = table.to_pylist()
+    frame = rows[0]["image"][0]
+    frame["bytes"] = frame["bytes"][: len(frame["bytes"]) // 2]
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), path)
+    where = f"{path}, line 1, item 'EGO-TRA-0000', field 'image': frame 0: embedded bytes: "
+    return write_panel(tmp_path, "tbbench", source), [where + "not a readable PNG image"]
+
+
+def tbbench_parquet_truncated(tmp_path: Path, demo: Demo) -> Case:
+    source = demo("tbbench")
+    path = first_parquet(source)
+    cut_in_half(path)
+    return write_panel(tmp_path, "tbbench", source), [
+        f"{path}: not a readable Parquet file: Parquet magic bytes not found"
+    ]
+
+
+def tbbench_parquet_page_damaged(tmp_path: Path, demo: Demo) -> Case:
+    source = demo("tbbench")
+    path = first_parquet(source)
+    # A second row group past the first batch, with a damaged page header; the footer is fine.
+    table = pq.read_table(path)
+    copies = math.ceil((PARQUET_BATCH_ROWS + 1) / table.num_rows)
+    pq.write_table(pa.concat_tables([table] * copies), path, row_group_size=PARQUET_BATCH_ROWS)
+    offset = pq.ParquetFile(path).metadata.row_group(1).column(2).data_page_offset
+    data = bytearray(path.read_bytes())
+    data[offset : offset + 8] = b"\xff" * 8
+    path.write_bytes(bytes(data))
+    where = f"{path}: not a readable Parquet file (reading from row {PARQUET_BATCH_ROWS + 1}): "
+    return write_panel(tmp_path, "tbbench", source), [where, "page header"]
+
+
+def panel_is_a_folder(tmp_path: Path, demo: Demo) -> Case:
+    folder = tmp_path / "panels"
+    folder.mkdir()
+    return folder, [f"{folder}: is a folder, not a panel file"]
+
+
+def panel_not_utf8(tmp_path: Path, demo: Demo) -> Case:
+    path = tmp_path / "panel.yaml"
+    path.write_bytes(b"name: caf\xe9\nsuites: [{name: trip, demo: true}]\n")
+    return path, [f"{path}: line 1: not UTF-8: b'\\xe9' at byte 9 of the line"]
+
+
+def unknown_fields_refused(tmp_path: Path, demo: Demo) -> Case:
+    source = demo("roadbench")
+    labels = source / "task_6" / "labels.jsonl"
+    rows = json_rows(labels)
+    for row in rows[:3]:
+        row["weather"] = "rain"
+    labels.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    panel = write_panel(tmp_path, "roadbench", source, unknown_fields="error")
+    return panel, [
+        "suite roadbench: rows carry fields outside the suite's row format",
+        f"{labels}: 'weather' (3 rows)",
+    ]
+
+
+CASES: dict[str, Callable[[Path, Demo], Case]] = {
+    "trip-line-not-utf8": trip_line_not_utf8,
+    "trip-image-not-an-image": trip_image_not_an_image,
+    "roadbench-image-truncated": roadbench_image_truncated,
+    "tbbench-frame-truncated": tbbench_frame_truncated,
+    "tbbench-parquet-truncated": tbbench_parquet_truncated,
+    "tbbench-parquet-page-damaged": tbbench_parquet_page_damaged,
+    "panel-is-a-folder": panel_is_a_folder,
+    "panel-not-utf8": panel_not_utf8,
+    "unknown-fields-refused": unknown_fields_refused,
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_bad_input_is_one_clear_error(case: str, tmp_path: Path, demo: Demo) -> None:
+    panel, expected = CASES[case](tmp_path, demo)
+    store = tmp_path / "store"
+    result = runner.invoke(app, ["run", "--panel", str(panel), "--store", str(store)])
+    output = result.output
+    assert result.exit_code == 2, output
+    assert "Traceback" not in output
+    # Rich wraps long lines; the message is compared with its line breaks undone.
+    message = " ".join(output.split())
+    assert message.startswith("error: "), message
+    for text in expected:
+        assert text in message, message
+    assert not (store / "tables").exists()
