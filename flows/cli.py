@@ -5,14 +5,16 @@ from __future__ import annotations
 import csv
 import json
 import logging
+import signal
 import sys
 from enum import StrEnum
 from importlib.resources import files
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 app = typer.Typer(
@@ -43,16 +45,38 @@ class _Consoles:
 _consoles = _Consoles()
 
 
-def _fail(message: str) -> None:
-    _consoles.err.print(f"[bold red]error:[/bold red] {message}")
-    raise typer.Exit(code=2)
+def _fail(message: str, code: int = 2) -> NoReturn:
+    _consoles.err.print(f"[bold red]error:[/bold red] {escape(message)}")
+    raise typer.Exit(code=code)
+
+
+class _Terminated(Exception):
+    """SIGTERM before a run had set up its own graceful handling."""
+
+
+def _raise_terminated(_signum: int, _frame: object) -> None:
+    raise _Terminated
 
 
 def _run_panel(panel_path: Path, store: str | None, on_bad_item: str | None = None) -> None:
+    # Until the flow installs its graceful stop, SIGTERM ends the command as Ctrl-C does.
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        _run_panel_once(panel_path, store, on_bad_item)
+    except KeyboardInterrupt:
+        _fail("interrupted before the run started; nothing was asked", 130)
+    except _Terminated:
+        _fail("stopped by SIGTERM before the run started; nothing was asked", 143)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run_panel_once(panel_path: Path, store: str | None, on_bad_item: str | None) -> None:
     # Heavy imports (Prefect, LiteLLM) only when a run starts, so `--help` stays fast.
     from roadeval.benchmarks.errors import BadItemPolicy, ItemError, SuiteSourceError
-    from roadeval.flows.panel import evaluate_panel
+    from roadeval.flows.panel import RunStopped, evaluate_panel
     from roadeval.flows.panel_file import PanelError, load_panel, with_bad_item_policy
+    from roadeval.storage.store import StoreError
     from roadeval.tasks.report import print_report
 
     try:
@@ -68,15 +92,25 @@ def _run_panel(panel_path: Path, store: str | None, on_bad_item: str | None = No
         logging.getLogger(name).setLevel(logging.CRITICAL)
     try:
         summary = evaluate_panel(panel, store)
+    except RunStopped as stopped:
+        _fail(_stopped_message(stopped), stopped.reason.exit_code)
+        return
+    except StoreError as exc:
+        _fail(str(exc))
+        return
     except (ItemError, SuiteSourceError, KeyError, ValueError) as exc:
         _fail(exc.args[0] if exc.args else str(exc))
         return
     print_report(_consoles.out, summary.metrics, summary.manifest)
     for suite in summary.manifest["suites"]:
+        if suite["unknown_fields_message"]:
+            _consoles.err.print(
+                f"[yellow]warning: {escape(suite['unknown_fields_message'])}[/yellow]"
+            )
         if suite["skipped_items"]:
             _consoles.err.print(
                 f"[yellow]{suite['name']}: {len(suite['skipped_items'])} bad rows skipped "
-                f"(listed in the manifest); first: {suite['skipped_items'][0]}[/yellow]"
+                f"(listed in the manifest); first: {escape(suite['skipped_items'][0])}[/yellow]"
             )
     _consoles.out.print(f"run [bold]{summary.run_id}[/bold] landed in {summary.store_uri}")
     _consoles.out.print(f"manifest: {summary.store_uri.rstrip('/')}/{summary.manifest_key}")
@@ -85,6 +119,20 @@ def _run_panel(panel_path: Path, store: str | None, on_bad_item: str | None = No
             f"[red]{summary.n_errors} items ended in model errors; see above and the manifest[/red]"
         )
         raise typer.Exit(code=1)
+
+
+def _stopped_message(stopped: Any) -> str:
+    """One line: why the run stopped, what it kept, and how to go on."""
+    totals = stopped.summary.manifest["totals"]
+    left = totals["interrupted"] + totals["not_run"]
+    kept = f"{totals['scored']} items answered and landed, {left} left"
+    run = f"run {stopped.summary.run_id} recorded {stopped.reason.status}"
+    if stopped.reason.status == "interrupted":
+        return (
+            f"{stopped.reason.message}: {kept}; {run}. Run the same command again to resume "
+            "(answers already paid for are reused)."
+        )
+    return f"{stopped.reason.message}; no further model calls were made. {kept}; {run}."
 
 
 @app.command()
@@ -121,31 +169,68 @@ class OutputFormat(StrEnum):
     json = "json"
 
 
+StoreOption = Annotated[
+    str | None, typer.Option("--store", help="store root: a folder or s3://bucket/prefix")
+]
+
+
 @app.command()
 def query(
     sql: Annotated[
         str,
         typer.Argument(
-            help="SQL over the views items, responses, parses, scores, metrics, runs, costs"
+            help="read-only SQL over the views items, responses, parses, scores, metrics, runs, "
+            "run_events, costs"
         ),
     ],
-    store: Annotated[
-        str | None, typer.Option(help="store root: a folder or s3://bucket/prefix")
-    ] = None,
+    store: StoreOption = None,
+    format: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.table,
+    include_unlanded: Annotated[
+        bool,
+        typer.Option(help="also show parts that no landing published (left by a crashed run)"),
+    ] = False,
+) -> None:
+    """Query the store with DuckDB (read-only)."""
+    columns, rows = _query(store, sql, include_unlanded)
+    _print_rows(columns, rows, format)
+
+
+@app.command()
+def runs(
+    store: StoreOption = None,
     format: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.table,
 ) -> None:
-    """Query the store with DuckDB."""
+    """List the store's runs: running, finished, failed, interrupted, or died (no heartbeat)."""
+    sql = (
+        "select run_id, status, started_at, ended_at, panel, n_items, n_calls, n_cached, "
+        "n_errors, n_interrupted + n_not_run as n_unfinished, cost_usd, message "
+        "from runs order by started_at"
+    )
+    columns, rows = _query(store, sql, False)
+    _print_rows(columns, rows, format)
+
+
+def _query(
+    store: str | None, sql: str, include_unlanded: bool
+) -> tuple[list[str], list[tuple[Any, ...]]]:
     import duckdb
 
+    from roadeval.storage.catalog import QueryRefused, check_read_only
     from roadeval.storage.catalog import query as run_query
-    from roadeval.storage.store import open_store
+    from roadeval.storage.store import StoreError, open_store
 
     try:
-        columns, rows = run_query(open_store(store), sql)
+        check_read_only(sql)
+        opened = open_store(store)
+        if not opened.is_present():
+            _fail(f"no roadeval store at {opened.uri}: nothing has been landed there")
+        return run_query(opened, sql, include_unlanded=include_unlanded)
+    except QueryRefused as exc:
+        _fail(str(exc))
     except duckdb.Error as exc:
         _fail(f"query failed: {exc}")
-        return
-    _print_rows(columns, rows, format)
+    except (StoreError, ValueError) as exc:
+        _fail(str(exc))
 
 
 def _print_rows(columns: list[str], rows: list[tuple[Any, ...]], format: OutputFormat) -> None:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
+from collections import Counter
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -11,10 +12,8 @@ from typing import Any
 import roadeval
 from roadeval.flows.panel_file import Panel
 from roadeval.flows.suites import LoadedSuite
-from roadeval.storage.store import Store
-from roadeval.storage.tables import write_part
-
-_TOTALS = ("calls", "cached", "errors", "abnormal", "unparsed")
+from roadeval.tasks.counts import COUNTS, new_counts
+from roadeval.tasks.shard import ShardResult
 
 
 def code_version() -> str:
@@ -39,25 +38,59 @@ def redact_model(spec_dump: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in spec_dump.items() if "key" not in k or k == "api_key_env"}
 
 
+def count_table(results: Sequence[ShardResult]) -> list[dict[str, Any]]:
+    """Counts, cost and errors per suite x model, in plan order."""
+    table: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in results:
+        entry = table.setdefault(
+            (r.suite, r.model),
+            {
+                "suite": r.suite,
+                "model": r.model,
+                **new_counts(),
+                "error_kinds": {},
+                "cost_usd": 0.0,
+                "cost_known": True,
+                "first_error": None,
+                "corrupt_cache_entries": [],
+            },
+        )
+        for name in COUNTS:
+            entry[name] += r.counts[name]
+        entry["cost_usd"] += r.cost_usd
+        entry["cost_known"] = entry["cost_known"] and r.cost_known
+        for kind, n in r.errors.items():
+            entry["error_kinds"][kind] = entry["error_kinds"].get(kind, 0) + n
+        entry["first_error"] = entry["first_error"] or r.first_error
+        entry["corrupt_cache_entries"].extend(str(c) for c in r.corrupt_cache)
+    return list(table.values())
+
+
+def totals(counts: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    summed: Counter[str] = new_counts()
+    for entry in counts:
+        for name in COUNTS:
+            summed[name] += entry[name]
+    return {**summed, "cost_usd": sum(c["cost_usd"] for c in counts)}
+
+
 def build_manifest(
     run_id: str,
     panel: Panel,
     loaded: list[LoadedSuite],
-    counts: dict[str, dict[str, Any]],
+    counts: list[dict[str, Any]],
     not_covered: list[dict[str, Any]],
     started: datetime,
-    ended: datetime,
+    ended: datetime | None,
     store_uri: str,
 ) -> dict[str, Any]:
-    """Suites with versions and hashes, models with decoding parameters, counts and times."""
-    totals: dict[str, Any] = {k: sum(c[k] for c in counts.values()) for k in _TOTALS}
-    totals["cost_usd"] = sum(c["cost_usd"] for c in counts.values())
+    """Suites with versions and hashes, models with decoding parameters, counts and times; the
+    status is set by the run record when it lands the manifest."""
     return {
         "run_id": run_id,
-        "status": "completed" if totals["errors"] == 0 else "completed_with_errors",
         "panel": panel.name,
         "started_at": started.isoformat(),
-        "ended_at": ended.isoformat(),
+        "ended_at": ended.isoformat() if ended else None,
         "code_version": code_version(),
         "store": store_uri,
         "suites": [
@@ -73,31 +106,14 @@ def build_manifest(
                 "max_attempts": s.suite.max_attempts,
                 "options": s.suite.options(),
                 "skipped_items": [str(p) for p in s.skipped],
+                "unknown_fields": s.unknown_fields,
+                "unknown_fields_message": s.unknown_fields_message,
             }
             for s in loaded
         ],
         "models": [redact_model(spec.model_dump(mode="json")) for spec in panel.models],
         "not_covered": not_covered,
-        "counts": list(counts.values()),
-        "totals": totals,
+        "count_meanings": COUNTS,
+        "counts": counts,
+        "totals": totals(counts),
     }
-
-
-def land_manifest(store: Store, manifest: dict[str, Any]) -> str:
-    """Publish the manifest as JSON and as the run's row in the `runs` table; returns its key."""
-    run_id, totals = manifest["run_id"], manifest["totals"]
-    key = f"runs/{run_id}/manifest.json"
-    store.put(key, json.dumps(manifest, indent=2, ensure_ascii=False).encode())
-    row = {
-        "run_id": run_id,
-        "status": manifest["status"],
-        "started_at": datetime.fromisoformat(manifest["started_at"]),
-        "ended_at": datetime.fromisoformat(manifest["ended_at"]),
-        "panel": manifest["panel"],
-        "code_version": manifest["code_version"],
-        **{f"n_{k}": totals[k] for k in _TOTALS},
-        "cost_usd": totals["cost_usd"],
-        "manifest_json": json.dumps(manifest, ensure_ascii=False),
-    }
-    write_part(store, "runs", run_id, [row])
-    return key

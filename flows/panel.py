@@ -1,4 +1,10 @@
-"""The `evaluate_panel` flow: every suite x every model of a panel, sharded, landed, summarised."""
+"""The `evaluate_panel` flow: every suite x every model of a panel, sharded, landed, summarised.
+
+A run is recorded from its first moment (see `run_record`). Ctrl-C or SIGTERM stops it cleanly:
+no new request starts, what was answered lands, the run is recorded `interrupted`, and the same
+command resumes it without paying twice. A store that can no longer keep answers stops it the
+same way, recorded `failed`.
+"""
 
 from __future__ import annotations
 
@@ -13,32 +19,45 @@ from prefect.futures import PrefectFuture, as_completed
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from roadeval.benchmarks.registry import find_baseline
-from roadeval.flows.manifest import build_manifest, land_manifest
+from roadeval.flows.manifest import build_manifest, count_table
 from roadeval.flows.panel_file import Panel
+from roadeval.flows.planning import plan_shards
+from roadeval.flows.run_record import RunRecord, RunStatus
 from roadeval.flows.suites import LoadedSuite, load_entry
-from roadeval.storage.store import Store, open_store
-from roadeval.storage.tables import write_part
+from roadeval.storage.landing import Part, land
+from roadeval.storage.store import Store, describe_store_error, open_store
 from roadeval.tasks.aggregate import aggregate
-from roadeval.tasks.gateway import ModelClient
+from roadeval.tasks.gateway import MissingKeyError, ModelClient, missing_key_message
 from roadeval.tasks.items_table import land_items
+from roadeval.tasks.secrets import Redactor, install_log_redaction, remove_log_redaction
 from roadeval.tasks.shard import Shard, ShardResult, run_shard
+from roadeval.tasks.stopping import StopReason, StopSignal
 
 
 @dataclass
 class RunSummary:
-    """What a finished run hands back to the CLI: where it landed and what it measured."""
+    """What a run hands back to the CLI: where it landed, what it measured, how it ended."""
 
     run_id: str
     store_uri: str
-    manifest_key: str
+    manifest_key: str | None
     metrics: list[dict[str, Any]]
     manifest: dict[str, Any]
     results: list[ShardResult] = field(default_factory=list)
+    status: str = RunStatus.FINISHED
 
     @property
     def n_errors(self) -> int:
-        return sum(r.n_errors for r in self.results)
+        return sum(r.counts["errors"] for r in self.results)
+
+
+class RunStopped(Exception):
+    """The run ended before its end (interrupted or failed) and was recorded so."""
+
+    def __init__(self, summary: RunSummary, reason: StopReason) -> None:
+        super().__init__(reason.message)
+        self.summary = summary
+        self.reason = reason
 
 
 @task(name="load-suite", cache_policy=NO_CACHE)
@@ -55,47 +74,18 @@ def shard_task(shard: Shard, store: Store) -> ShardResult:
     return run_shard(shard, store)
 
 
-def plan_shards(
-    run_id: str, panel: Panel, loaded: list[LoadedSuite], clients: dict[str, ModelClient]
-) -> tuple[list[Shard], list[dict[str, Any]]]:
-    """Split suite x model into chunks; a baseline gets only the tasks it has an answer for."""
-    shards: list[Shard] = []
-    skipped: list[dict[str, Any]] = []
-    for suite in loaded:
-        for spec in panel.models:
-            if spec.suites is not None and suite.suite.name not in spec.suites:
-                continue
-            items = suite.items
-            if spec.is_baseline:
-                items = [
-                    item
-                    for item in items
-                    if find_baseline(spec.baseline_name, suite.suite.name, item.task) is not None
-                ]
-                if len(items) < len(suite.items):
-                    skipped.append(
-                        {
-                            "suite": suite.suite.name,
-                            "model": spec.label,
-                            "items_not_covered": len(suite.items) - len(items),
-                            "why": "the baseline has no rule for those tasks",
-                        }
-                    )
-            for start in range(0, len(items), panel.chunk_size):
-                shards.append(
-                    Shard(
-                        run_id=run_id,
-                        index=len(shards),
-                        suite=suite.suite,
-                        client=clients[spec.label],
-                        items=items[start : start + panel.chunk_size],
-                    )
-                )
-    return shards, skipped
+def require_keys(panel: Panel) -> None:
+    """Every `api_key_env` of the panel is set, before any call; else one error naming each."""
+    missing = [m for spec in panel.models if (m := missing_key_message(spec))]
+    if missing:
+        raise MissingKeyError("; ".join(missing))
 
 
-def _collect(futures: list[PrefectFuture[ShardResult]], total_items: int) -> list[ShardResult]:
-    """Wait for every shard, showing on stderr how many items are answered so far."""
+def _collect(
+    futures: list[PrefectFuture[ShardResult]], stop: StopSignal, total_items: int
+) -> tuple[list[ShardResult], BaseException | None]:
+    """Wait for every shard, showing on stderr how many items are done so far. A failed shard
+    stops the run (the others end quickly and land what they have); its error is returned."""
     progress = Progress(
         TextColumn("answering"),
         BarColumn(),
@@ -104,43 +94,23 @@ def _collect(futures: list[PrefectFuture[ShardResult]], total_items: int) -> lis
         console=Console(stderr=True),
         transient=True,
     )
+    failure: BaseException | None = None
+    done: dict[int, ShardResult] = {}
+    order = {id(future): n for n, future in enumerate(futures)}
     with progress:
         bar = progress.add_task("items", total=total_items)
         for future in as_completed(futures):
-            progress.advance(bar, future.result().n_items)
+            try:
+                result = future.result()
+            except Exception as exc:
+                if failure is None:
+                    failure = exc
+                    stop.request(StopReason(f"a shard failed: {exc}", 1, RunStatus.FAILED))
+                continue
+            done[order[id(future)]] = result
+            progress.advance(bar, result.counts["items"])
     # Results in plan order, so reports and manifests do not depend on timing.
-    return [future.result() for future in futures]
-
-
-def _counts(results: list[ShardResult]) -> dict[str, dict[str, Any]]:
-    table: dict[str, dict[str, Any]] = {}
-    for r in results:
-        entry = table.setdefault(
-            f"{r.suite}|{r.model}",
-            {
-                "suite": r.suite,
-                "model": r.model,
-                "items": 0,
-                "calls": 0,
-                "cached": 0,
-                "errors": 0,
-                "error_kinds": {},
-                "abnormal": 0,
-                "unparsed": 0,
-                "reasks": 0,
-                "cost_usd": 0.0,
-                "cost_known": True,
-                "first_error": None,
-            },
-        )
-        for name in ("items", "calls", "cached", "errors", "abnormal", "unparsed", "reasks"):
-            entry[name] += getattr(r, f"n_{name}")
-        entry["cost_usd"] += r.cost_usd
-        entry["cost_known"] = entry["cost_known"] and r.cost_known
-        for kind, n in r.errors.items():
-            entry["error_kinds"][kind] = entry["error_kinds"].get(kind, 0) + n
-        entry["first_error"] = entry["first_error"] or r.first_error
-    return table
+    return [done[n] for n in sorted(done)], failure
 
 
 @flow(name="evaluate-panel", log_prints=False)
@@ -149,27 +119,92 @@ def evaluate_panel(panel: Panel, store_uri: str | None = None) -> RunSummary:
     started = datetime.now(UTC)
     run_id = started.strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:8]
     store = open_store(store_uri or panel.store)
-
+    store.probe_writable()
+    require_keys(panel)
     loaded = [load_suite_task(panel, i) for i in range(len(panel.suites))]
-    for suite in loaded:
-        land_items(store, suite.suite.name, suite.items, suite.hash)
 
-    clients = {spec.label: ModelClient(spec) for spec in panel.models}
+    stop = StopSignal()
+    redact = Redactor.from_environment(s.api_key_env for s in panel.models if s.api_key_env)
+    clients = {
+        spec.label: ModelClient(spec, stop=stop, redact=redact, run_id=run_id)
+        for spec in panel.models
+    }
     shards, not_covered = plan_shards(run_id, panel, loaded, clients)
-    futures = [shard_task.submit(shard, store) for shard in shards]
-    results = _collect(futures, total_items=sum(len(shard.items) for shard in shards))
+    run = _Run(run_id, panel, store, loaded, shards, not_covered, started, stop)
+    filters = install_log_redaction(redact)
+    try:
+        with stop.on_signals():
+            return run.execute()
+    finally:
+        remove_log_redaction(filters)
 
-    metrics: list[dict[str, Any]] = []
-    by_pair: dict[tuple[str, str], list] = {}
-    for result in results:
-        by_pair.setdefault((result.suite, result.model), []).extend(result.scored)
-    suites = {s.suite.name: s.suite for s in loaded}
-    for (suite_name, model), scored in sorted(by_pair.items()):
-        metrics.extend(aggregate(suites[suite_name], model, run_id, scored))
-    write_part(store, "metrics", run_id, metrics)
 
-    manifest = build_manifest(
-        run_id, panel, loaded, _counts(results), not_covered, started, datetime.now(UTC), store.uri
-    )
-    manifest_key = land_manifest(store, manifest)
-    return RunSummary(run_id, store.uri, manifest_key, metrics, manifest, results)
+@dataclass
+class _Run:
+    """One run's shards, from its `running` record to its last."""
+
+    run_id: str
+    panel: Panel
+    store: Store
+    loaded: list[LoadedSuite]
+    shards: list[Shard]
+    not_covered: list[dict[str, Any]]
+    started: datetime
+    stop: StopSignal
+
+    def manifest(self, results: list[ShardResult], ended: datetime | None) -> dict[str, Any]:
+        return build_manifest(
+            self.run_id,
+            self.panel,
+            self.loaded,
+            count_table(results),
+            self.not_covered,
+            self.started,
+            ended,
+            self.store.uri,
+        )
+
+    def execute(self) -> RunSummary:
+        record = RunRecord(self.store, self.run_id)
+        record.start(self.manifest([], None))
+        results: list[ShardResult] = []
+        failure: BaseException | None = None
+        try:
+            for suite in self.loaded:
+                land_items(self.store, suite.suite.name, suite.items, suite.hash)
+            futures = [shard_task.submit(shard, self.store) for shard in self.shards]
+            total = sum(len(shard.items) for shard in self.shards)
+            results, failure = _collect(futures, self.stop, total)
+        except Exception as exc:
+            failure = exc
+        if failure is None and not self.stop.requested:
+            metrics = self._land_metrics(results)
+            manifest = self.manifest(results, datetime.now(UTC))
+            key = record.end(RunStatus.FINISHED, manifest)
+            return RunSummary(self.run_id, self.store.uri, key, metrics, manifest, results)
+        reason = self.stop.reason or StopReason(
+            describe_store_error(self.store.uri, failure)
+            if isinstance(failure, OSError)
+            else f"the run failed: {failure}",
+            1,
+            RunStatus.FAILED,
+        )
+        manifest = self.manifest(results, datetime.now(UTC))
+        key: str | None = None
+        try:
+            key = record.end(reason.status, manifest, reason.message)
+        except Exception:
+            key = None  # the store that stopped the run may refuse its last record too
+        summary = RunSummary(self.run_id, self.store.uri, key, [], manifest, results, reason.status)
+        raise RunStopped(summary, reason) from failure
+
+    def _land_metrics(self, results: list[ShardResult]) -> list[dict[str, Any]]:
+        by_pair: dict[tuple[str, str], list[Any]] = {}
+        for result in results:
+            by_pair.setdefault((result.suite, result.model), []).extend(result.scored)
+        suites = {s.suite.name: s.suite for s in self.loaded}
+        metrics: list[dict[str, Any]] = []
+        for (suite_name, model), scored in sorted(by_pair.items()):
+            metrics.extend(aggregate(suites[suite_name], model, self.run_id, scored))
+        land(self.store, f"{self.run_id}-metrics", [Part("metrics", metrics)])
+        return metrics

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import uuid
 from abc import ABC, abstractmethod
 from pathlib import Path
 from urllib.parse import urlparse
@@ -24,6 +25,10 @@ def write_atomic(target: Path, data: bytes) -> None:
         raise
 
 
+class StoreError(OSError):
+    """The store cannot be used (missing, unwritable, full, unreachable); the message names it."""
+
+
 class Store(ABC):
     """Keys are '/'-separated paths below the store's root. A put is all-or-nothing."""
 
@@ -33,7 +38,16 @@ class Store(ABC):
     def put(self, key: str, data: bytes) -> None: ...
 
     @abstractmethod
-    def get(self, key: str) -> bytes: ...
+    def create(self, key: str, data: bytes) -> bool:
+        """Write `key` only if it does not exist yet (atomically); False when it already did."""
+
+    @abstractmethod
+    def delete(self, key: str) -> None:
+        """Remove `key`; removing a key that is not there is not an error."""
+
+    @abstractmethod
+    def get(self, key: str) -> bytes:
+        """The bytes under `key`; FileNotFoundError when there are none, on every backend."""
 
     @abstractmethod
     def exists(self, key: str) -> bool: ...
@@ -45,6 +59,14 @@ class Store(ABC):
     @abstractmethod
     def arrow(self) -> tuple[pafs.FileSystem, str]:
         """A pyarrow filesystem and the root path in it, for reading Parquet in place."""
+
+    @abstractmethod
+    def probe_writable(self) -> None:
+        """Raise StoreError unless a write here would succeed; leaves nothing behind."""
+
+    @abstractmethod
+    def is_present(self) -> bool:
+        """Whether anything has been stored here yet (a query on nothing is a mistake)."""
 
     def location(self, key: str) -> str:
         return f"{self.uri.rstrip('/')}/{key}"
@@ -62,6 +84,24 @@ class LocalStore(Store):
 
     def put(self, key: str, data: bytes) -> None:
         write_atomic(self._path(key), data)
+
+    def create(self, key: str, data: bytes) -> bool:
+        target = self._path(key)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".part-")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            # link() fails if the target exists, and the target appears whole: an atomic claim.
+            os.link(tmp, target)
+        except FileExistsError:
+            return False
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+        return True
+
+    def delete(self, key: str) -> None:
+        self._path(key).unlink(missing_ok=True)
 
     def get(self, key: str) -> bytes:
         return self._path(key).read_bytes()
@@ -82,6 +122,28 @@ class LocalStore(Store):
     def arrow(self) -> tuple[pafs.FileSystem, str]:
         return pafs.LocalFileSystem(), str(self.root)
 
+    def probe_writable(self) -> None:
+        # The root may not exist yet: probe its nearest existing ancestor without creating it.
+        existing = self.root
+        while not existing.exists() and existing != existing.parent:
+            existing = existing.parent
+        if not existing.is_dir():
+            what = "the store" if existing == self.root else f"{existing}, on the store's path,"
+            raise StoreError(f"store {self.uri}: {what} is a file, not a folder")
+        try:
+            probe = Path(tempfile.mkdtemp(dir=existing, prefix=".roadeval-probe-"))
+            try:
+                (probe / "probe").write_bytes(b"x" * 4096)
+            finally:
+                for child in probe.iterdir():
+                    child.unlink()
+                probe.rmdir()
+        except OSError as exc:
+            raise StoreError(f"store {self.uri}: cannot write there: {_reason(exc)}") from None
+
+    def is_present(self) -> bool:
+        return self.root.is_dir() and any(self.root.iterdir())
+
 
 class S3Store(Store):
     """`s3://bucket/prefix` through boto3; endpoint and credentials from the standard AWS env."""
@@ -92,8 +154,17 @@ class S3Store(Store):
         self.bucket = bucket
         self.prefix = prefix.strip("/")
         self.uri = f"s3://{bucket}/{self.prefix}" if self.prefix else f"s3://{bucket}"
+        from botocore.config import Config
+
+        # Short connect timeouts and few retries: an unreachable endpoint must fail in seconds,
+        # not after botocore's default minute of backoff.
+        config = Config(
+            connect_timeout=3, read_timeout=60, retries={"max_attempts": 3, "mode": "standard"}
+        )
         # boto3 reads AWS_ENDPOINT_URL itself; passing it explicitly keeps older botocores working.
-        self._client = boto3.client("s3", endpoint_url=os.environ.get("AWS_ENDPOINT_URL") or None)
+        self._client = boto3.client(
+            "s3", endpoint_url=os.environ.get("AWS_ENDPOINT_URL") or None, config=config
+        )
 
     def _key(self, key: str) -> str:
         return f"{self.prefix}/{key}" if self.prefix else key
@@ -102,8 +173,35 @@ class S3Store(Store):
         # A single PUT is atomic in S3: readers see the old object or the whole new one.
         self._client.put_object(Bucket=self.bucket, Key=self._key(key), Body=data)
 
+    def create(self, key: str, data: bytes) -> bool:
+        from botocore.exceptions import ClientError
+
+        try:
+            # A conditional PUT (S3, MinIO and moto honour If-None-Match: *) is the atomic claim.
+            self._client.put_object(
+                Bucket=self.bucket, Key=self._key(key), Body=data, IfNoneMatch="*"
+            )
+        except ClientError as exc:
+            status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+            if status in {409, 412}:
+                return False
+            raise
+        return True
+
+    def delete(self, key: str) -> None:
+        self._client.delete_object(Bucket=self.bucket, Key=self._key(key))
+
     def get(self, key: str) -> bytes:
-        return self._client.get_object(Bucket=self.bucket, Key=self._key(key))["Body"].read()
+        from botocore.exceptions import ClientError
+
+        try:
+            response = self._client.get_object(Bucket=self.bucket, Key=self._key(key))
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in {"404", "NoSuchKey", "NotFound"}:
+                # The same error a missing local file gives, so callers need not know the backend.
+                raise FileNotFoundError(f"{self.location(key)}: no such key") from None
+            raise
+        return response["Body"].read()
 
     def exists(self, key: str) -> bool:
         from botocore.exceptions import ClientError
@@ -136,6 +234,55 @@ class S3Store(Store):
             options["region"] = region
         root = f"{self.bucket}/{self.prefix}" if self.prefix else self.bucket
         return pafs.S3FileSystem(**options), root
+
+    def probe_writable(self) -> None:
+        import boto3
+        from botocore.config import Config
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        # One quick attempt: the probe says whether the endpoint answers at all.
+        config = Config(connect_timeout=3, read_timeout=10, retries={"max_attempts": 1})
+        client = boto3.client(
+            "s3", endpoint_url=os.environ.get("AWS_ENDPOINT_URL") or None, config=config
+        )
+        key = self._key(f".roadeval-probe-{uuid.uuid4().hex}")
+        try:
+            client.put_object(Bucket=self.bucket, Key=key, Body=b"x")
+            client.delete_object(Bucket=self.bucket, Key=key)
+        except ClientError as exc:
+            code = exc.response.get("Error", {}).get("Code", "")
+            message = exc.response.get("Error", {}).get("Message", "") or code
+            raise StoreError(f"store {self.uri}: cannot write there: {message}") from None
+        except BotoCoreError as exc:
+            raise StoreError(f"store {self.uri}: cannot reach it: {exc}") from None
+
+    def is_present(self) -> bool:
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        prefix = f"{self.prefix}/" if self.prefix else ""
+        try:
+            page = self._client.list_objects_v2(Bucket=self.bucket, Prefix=prefix, MaxKeys=1)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "NoSuchBucket":
+                return False
+            raise StoreError(describe_store_error(self.uri, exc)) from None
+        except BotoCoreError as exc:
+            raise StoreError(f"store {self.uri}: cannot reach it: {exc}") from None
+        return bool(page.get("Contents"))
+
+
+def _reason(exc: OSError) -> str:
+    """An OSError as its plain reason ("No space left on device"), without the errno noise."""
+    return exc.strerror or str(exc)
+
+
+def describe_store_error(uri: str, exc: BaseException) -> str:
+    """One line for any failure to use the store at `uri`, naming it and the reason."""
+    if isinstance(exc, StoreError):
+        return str(exc)
+    if isinstance(exc, OSError):
+        return f"store {uri}: {_reason(exc)}"
+    return f"store {uri}: {type(exc).__name__}: {exc}"
 
 
 DEFAULT_STORE = "./roadeval-data"

@@ -14,6 +14,19 @@ from roadeval.storage.store import Store
 
 _TS = pa.timestamp("us", tz="UTC")
 
+# The run counts that are columns of `run_events` (and so of the `runs` view), as n_<name>.
+RUN_COUNT_COLUMNS = (
+    "items",
+    "calls",
+    "requests",
+    "cached",
+    "errors",
+    "interrupted",
+    "not_run",
+    "abnormal",
+    "unparsed",
+)
+
 SCHEMAS: dict[str, pa.Schema] = {
     "items": pa.schema(
         [
@@ -31,6 +44,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("extra_json", pa.string()),
         ]
     ),
+    # One row per HTTP request sent (retries included) and per answer reused from the store.
     "responses": pa.schema(
         [
             ("run_id", pa.string()),
@@ -39,17 +53,25 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("item_id", pa.string()),
             ("content_hash", pa.string()),
             ("model", pa.string()),
+            ("model_string", pa.string()),
+            ("api_base", pa.string()),
             ("request_key", pa.string()),
             ("attempt", pa.int32()),
+            ("try_number", pa.int32()),
             ("raw_text", pa.string()),
             ("finish_reason", pa.string()),
             ("tokens_in", pa.int64()),
             ("tokens_out", pa.int64()),
+            # What this run paid: 0 for a reused answer, whose first cost is original_cost_usd.
             ("cost_usd", pa.float64()),
+            ("original_cost_usd", pa.float64()),
             ("latency_s", pa.float64()),
             ("error_kind", pa.string()),
             ("error_message", pa.string()),
+            # A timed-out or cancelled request may still be billed by the provider.
+            ("may_be_billed", pa.bool_()),
             ("cached", pa.bool_()),
+            ("origin_run_id", pa.string()),
             ("created_at", _TS),
         ]
     ),
@@ -74,7 +96,9 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("suite", pa.string()),
             ("task", pa.string()),
             ("item_id", pa.string()),
+            ("content_hash", pa.string()),
             ("model", pa.string()),
+            ("request_key", pa.string()),
             ("metric", pa.string()),
             ("value", pa.float64()),
             ("details_json", pa.string()),
@@ -94,20 +118,23 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("n", pa.int64()),
         ]
     ),
-    "runs": pa.schema(
+    # A run's life as events (running, then finished / failed / interrupted); the `runs` view
+    # shows each run's latest event.
+    "run_events": pa.schema(
         [
             ("run_id", pa.string()),
+            ("seq", pa.int32()),
             ("status", pa.string()),
             ("started_at", _TS),
             ("ended_at", _TS),
             ("panel", pa.string()),
             ("code_version", pa.string()),
-            ("n_calls", pa.int64()),
-            ("n_cached", pa.int64()),
-            ("n_errors", pa.int64()),
-            ("n_abnormal", pa.int64()),
-            ("n_unparsed", pa.int64()),
+            ("host", pa.string()),
+            ("pid", pa.int64()),
+            ("heartbeat_s", pa.float64()),
+            *[(f"n_{name}", pa.int64()) for name in RUN_COUNT_COLUMNS],
             ("cost_usd", pa.float64()),
+            ("message", pa.string()),
             ("manifest_json", pa.string()),
         ]
     ),
@@ -166,20 +193,3 @@ def write_part(
     key = part_key(table, name, suite=suite, model=model)
     store.put(key, to_parquet(table, rows))
     return key
-
-
-def read_table(store: Store, table: str) -> pa.Table:
-    """All parts of a table as one Arrow table (empty with the schema when there are none)."""
-    import pyarrow.dataset as ds
-
-    keys = [k for k in store.list(f"tables/{table}/") if k.endswith(".parquet")]
-    if not keys:
-        return SCHEMAS[table].empty_table()
-    filesystem, root = store.arrow()
-    dataset = ds.dataset(
-        [f"{root}/{key}" for key in keys],
-        schema=SCHEMAS[table],
-        format="parquet",
-        filesystem=filesystem,
-    )
-    return dataset.to_table()

@@ -1,7 +1,8 @@
 """The one call path to every model: LiteLLM's async API behind limits, retries and cost accounting.
 
 All calls of a process run on one background event loop, so a model's limits hold across every
-shard that calls it, whichever thread the shard runs in.
+shard that calls it, whichever thread the shard runs in. Every HTTP try is returned as its own
+record, so the store says how many requests were really sent.
 """
 
 from __future__ import annotations
@@ -12,21 +13,26 @@ import random
 import threading
 import time
 from collections.abc import Coroutine
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import litellm
 
 from roadeval.tasks import baseline_provider
+from roadeval.tasks.call_errors import RETRYABLE, classify, retry_after_s
 from roadeval.tasks.limits import CallLimiter
 from roadeval.tasks.model_spec import ModelSpec
-from roadeval.tasks.request import ErrorKind, ModelRequest, ModelResponse
+from roadeval.tasks.reachability import Reachability
+from roadeval.tasks.request import ErrorKind, ModelRequest, ModelResponse, normalize_api_base
+from roadeval.tasks.secrets import Redactor
+from roadeval.tasks.stopping import StopSignal
 
 T = TypeVar("T")
 
-_RETRYABLE = {ErrorKind.RATE_LIMIT, ErrorKind.SERVER, ErrorKind.CONNECTION, ErrorKind.TIMEOUT}
-# After this many connection failures in a row a model is declared unreachable for the run.
-UNREACHABLE_AFTER = 3
 MAX_RETRY_WAIT_S = 60.0
+# Sent as the key to an endpoint that needs none: the OpenAI client insists on some key, and
+# the alternative, the environment's OPENAI_API_KEY, would hand a real key to any api_base.
+NO_KEY = "no-key"
 
 
 class _Loop:
@@ -58,62 +64,65 @@ def run_on_gateway(coro: Coroutine[Any, Any, T]) -> T:
     return _LOOP.run(coro)
 
 
-def _is_connection_failure(exc: BaseException) -> bool:
-    # LiteLLM reports a refused connection as an InternalServerError; the cause chain tells.
-    seen: BaseException | None = exc
-    while seen is not None:
-        name = type(seen).__name__
-        if name in {"APIConnectionError", "ConnectError", "ConnectTimeout"} and not isinstance(
-            seen, litellm.Timeout
-        ):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return "Connection error" in str(exc)
+class MissingKeyError(ValueError):
+    """A model's `api_key_env` names a variable that is not set."""
 
 
-def classify(exc: BaseException) -> str:
-    """Map a LiteLLM exception to an ErrorKind."""
-    if isinstance(exc, litellm.RateLimitError):
-        return ErrorKind.RATE_LIMIT
-    if isinstance(exc, litellm.Timeout):
-        return ErrorKind.TIMEOUT
-    if isinstance(exc, litellm.APIConnectionError) or _is_connection_failure(exc):
-        return ErrorKind.CONNECTION
-    if isinstance(exc, litellm.AuthenticationError | litellm.PermissionDeniedError):
-        return ErrorKind.AUTH
-    if isinstance(exc, litellm.BadRequestError | litellm.NotFoundError):
-        return ErrorKind.BAD_REQUEST
-    if isinstance(
-        exc, litellm.InternalServerError | litellm.ServiceUnavailableError | litellm.APIError
-    ):
-        status = getattr(exc, "status_code", None)
-        return ErrorKind.SERVER if status is None or status >= 500 else ErrorKind.OTHER
-    return ErrorKind.OTHER
+def missing_key_message(spec: ModelSpec) -> str | None:
+    """Why `spec` cannot be called for want of its key, or None when it can."""
+    if spec.api_key_env and not os.environ.get(spec.api_key_env):
+        return (
+            f"model {spec.label}: its api_key_env, {spec.api_key_env}, is not set in the "
+            "environment"
+        )
+    return None
 
 
-def retry_after_s(exc: BaseException) -> float | None:
-    """The server's Retry-After, in seconds, when it sent one."""
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None) or {}
-    value = headers.get("retry-after") if hasattr(headers, "get") else None
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None
+@dataclass
+class CallOutcome:
+    """Every HTTP try of one request, in order; `stopped` when the run's stop cut it short."""
+
+    tries: list[ModelResponse] = field(default_factory=list)
+    stopped: bool = False
+
+    @property
+    def final(self) -> ModelResponse | None:
+        return self.tries[-1] if self.tries else None
 
 
 class ModelClient:
-    """Calls one model. Limits, retries, unreachable detection and cost live here alone."""
+    """Calls one model. Limits, retries, reachability, deadlines and cost live here alone."""
 
-    def __init__(self, spec: ModelSpec) -> None:
+    def __init__(
+        self,
+        spec: ModelSpec,
+        *,
+        stop: StopSignal | None = None,
+        redact: Redactor | None = None,
+        run_id: str | None = None,
+    ) -> None:
         self.spec = spec
+        self.api_base = normalize_api_base(spec.api_base)
         self.limiter = CallLimiter(spec.max_concurrency, spec.rpm)
-        self.consecutive_connection_errors = 0
-        self.calls = 0
+        self.reachability = Reachability(spec.unreachable_after_s)
+        self.stop = stop or StopSignal()
+        self.redact = redact or Redactor.from_environment([spec.api_key_env or ""])
+        self.run_id = run_id
 
-    @property
-    def unreachable(self) -> bool:
-        return self.consecutive_connection_errors >= UNREACHABLE_AFTER
+    def request(
+        self, messages: list[Any], attempt: int, *, suite: str, task: str, item_id: str
+    ) -> ModelRequest:
+        """The request this model is sent for an item's messages at a given attempt."""
+        return ModelRequest(
+            model=self.spec.model,
+            params=self.spec.params,
+            messages=messages,
+            attempt=attempt,
+            api_base=self.api_base,
+            suite=suite,
+            task=task,
+            item_id=item_id,
+        )
 
     def _kwargs(self, request: ModelRequest) -> dict[str, Any]:
         spec = self.spec
@@ -121,21 +130,21 @@ class ModelClient:
             "model": spec.model,
             "messages": request.messages,
             "timeout": spec.timeout_s,
-            "num_retries": 0,  # retries are ours, so that they are counted and honour Retry-After
+            # Retries are ours, so that every HTTP try is counted and Retry-After is honoured;
+            # max_retries stops the OpenAI client's own hidden retries.
+            "num_retries": 0,
+            "max_retries": 0,
             **spec.params,
         }
-        if spec.api_base:
-            kwargs["api_base"] = spec.api_base
+        if self.api_base:
+            kwargs["api_base"] = self.api_base
         if spec.api_key_env:
             key = os.environ.get(spec.api_key_env)
             if not key:
-                raise KeyError(
-                    f"model {spec.label}: environment variable {spec.api_key_env} is not set"
-                )
+                raise MissingKeyError(missing_key_message(spec))
             kwargs["api_key"] = key
-        elif spec.api_base and spec.model.startswith("openai/"):
-            # OpenAI-compatible servers (vLLM, SGLang) often need no key; the client insists on one.
-            kwargs["api_key"] = os.environ.get("OPENAI_API_KEY", "none")
+        elif self.api_base and not spec.is_baseline:
+            kwargs["api_key"] = NO_KEY
         if spec.input_cost_per_token is not None:
             kwargs["input_cost_per_token"] = spec.input_cost_per_token
         if spec.output_cost_per_token is not None:
@@ -151,67 +160,111 @@ class ModelClient:
             }
         return kwargs
 
-    async def complete(self, request: ModelRequest) -> ModelResponse:
-        """One answer or one error; transient errors are retried with backoff first."""
-        key = request.key
-        attempt_errors = 0
+    async def complete(self, request: ModelRequest) -> CallOutcome:
+        """One answer or one error, after retrying transient errors with backoff; each HTTP try
+        is a record of its own. No try starts once the run's stop is requested."""
+        outcome = CallOutcome()
+        retries = 0
         while True:
-            started = time.monotonic()
-            try:
-                async with self.limiter:
-                    # Checked with a slot held: calls queued behind a failing one see the verdict.
-                    if self.unreachable:
-                        return self._error(
-                            request, key, ErrorKind.UNREACHABLE, self._unreachable_message(), 0.0
-                        )
-                    self.calls += 1
-                    response = await litellm.acompletion(**self._kwargs(request))
-            except Exception as exc:
-                latency = time.monotonic() - started
-                kind = classify(exc)
-                if kind == ErrorKind.CONNECTION:
-                    self.consecutive_connection_errors += 1
-                if (
-                    kind in _RETRYABLE
-                    and attempt_errors < self.spec.num_retries
-                    and not self.unreachable
-                ):
-                    attempt_errors += 1
-                    await asyncio.sleep(self._backoff(attempt_errors, exc))
-                    continue
-                return self._error(request, key, kind, f"{type(exc).__name__}: {exc}", latency)
-            self.consecutive_connection_errors = 0
-            return self._success(request, key, response, time.monotonic() - started)
+            if self.stop.requested:
+                outcome.stopped = True
+                return outcome
+            async with self.limiter:
+                # Checked with a slot held: calls queued behind a failing one see the verdict.
+                if self.reachability.unreachable:
+                    outcome.tries.append(self._unreachable(request))
+                    return outcome
+                if self.stop.requested:
+                    outcome.stopped = True
+                    return outcome
+                response, exc = await self._try(request, retries + 1)
+            outcome.tries.append(response)
+            if response.ok:
+                self.reachability.succeeded()
+                return outcome
+            kind = response.error_kind or ErrorKind.OTHER
+            if kind == ErrorKind.INTERRUPTED:
+                outcome.stopped = True
+                return outcome
+            self.reachability.failed(kind)
+            if kind in RETRYABLE and retries < self.spec.num_retries:
+                retries += 1
+                await self._sleep_unless_stopped(self._backoff(retries, exc))
+                continue
+            self.reachability.gave_up(kind)
+            return outcome
 
-    def _backoff(self, retry: int, exc: BaseException) -> float:
-        hinted = retry_after_s(exc)
+    async def _try(
+        self, request: ModelRequest, number: int
+    ) -> tuple[ModelResponse, BaseException | None]:
+        """One HTTP request under the whole-call deadline `timeout_s` (a server trickling bytes
+        cannot stretch it) and the run's stop (which cancels it after the grace)."""
+        started = time.monotonic()
+        call = asyncio.ensure_future(litellm.acompletion(**self._kwargs(request)))
+        self.stop.track(call)
+        try:
+            await asyncio.wait({call}, timeout=self.spec.timeout_s)
+        except asyncio.CancelledError:
+            call.cancel()  # whoever awaited this request gave up on it: so does the request
+            raise
+        latency = time.monotonic() - started
+        if not call.done():
+            call.cancel()
+            await asyncio.gather(call, return_exceptions=True)
+            message = f"no complete reply within timeout_s={self.spec.timeout_s:g} s"
+            return self._error(request, number, ErrorKind.TIMEOUT, message, latency), None
+        exc = None if call.cancelled() else call.exception()
+        if exc is None and not call.cancelled():
+            return self._success(request, number, call.result(), latency), None
+        if self.stop.aborted:
+            message = "cancelled in flight: the run was stopped"
+            return self._error(request, number, ErrorKind.INTERRUPTED, message, latency), exc
+        assert exc is not None
+        message = f"{type(exc).__name__}: {exc}"
+        return self._error(request, number, classify(exc), message, latency), exc
+
+    async def _sleep_unless_stopped(self, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while not self.stop.requested and (left := deadline - time.monotonic()) > 0:
+            await asyncio.sleep(min(left, 0.2))
+
+    def _backoff(self, retry: int, exc: BaseException | None) -> float:
+        hinted = retry_after_s(exc) if exc is not None else None
         if hinted is not None:
             return min(hinted, MAX_RETRY_WAIT_S)
         base = self.spec.retry_backoff_s * (2 ** (retry - 1))
         return min(base * (0.5 + random.random() / 2), MAX_RETRY_WAIT_S)
 
-    def _unreachable_message(self) -> str:
-        where = self.spec.api_base or "its provider"
-        return f"model {self.spec.label} is unreachable at {where}; remaining calls skipped"
+    def _unreachable(self, request: ModelRequest) -> ModelResponse:
+        where = self.api_base or "its provider"
+        message = (
+            f"model {self.spec.label} is unreachable at {where} "
+            f"({self.reachability.verdict}); remaining calls skipped"
+        )
+        return self._error(request, 0, ErrorKind.UNREACHABLE, message, 0.0)
 
     def _success(
-        self, request: ModelRequest, key: str, response: Any, latency: float
+        self, request: ModelRequest, number: int, response: Any, latency: float
     ) -> ModelResponse:
         choice = response.choices[0]
         text = choice.message.content
         usage = getattr(response, "usage", None)
         if text is None or text == "":
-            return self._error(request, key, ErrorKind.EMPTY, "the model returned no text", latency)
+            message = "the model returned no text"
+            return self._error(request, number, ErrorKind.EMPTY, message, latency)
         return ModelResponse(
-            request_key=key,
+            request_key=request.key,
             model=self.spec.label,
             attempt=request.attempt,
-            text=text,
+            text=self.redact(text),
             finish_reason=choice.finish_reason,
             tokens_in=getattr(usage, "prompt_tokens", None),
             tokens_out=getattr(usage, "completion_tokens", None),
             cost_usd=self._cost(response),
             latency_s=latency,
+            try_number=number,
+            api_base=self.api_base,
+            origin_run_id=self.run_id,
         )
 
     def _cost(self, response: Any) -> float | None:
@@ -227,14 +280,20 @@ class ModelClient:
             return None
 
     def _error(
-        self, request: ModelRequest, key: str, kind: str, message: str, latency: float
+        self, request: ModelRequest, number: int, kind: str, message: str, latency: float
     ) -> ModelResponse:
+        # A failed request costs nothing we know of; one that timed out or was cut off may
+        # still be billed, which its `may_be_billed` records rather than guesses at.
         return ModelResponse(
-            request_key=key,
+            request_key=request.key,
             model=self.spec.label,
             attempt=request.attempt,
             text=None,
+            cost_usd=0.0,
             latency_s=latency,
             error_kind=kind,
-            error_message=message,
+            error_message=self.redact(message),
+            try_number=number,
+            api_base=self.api_base,
+            origin_run_id=self.run_id,
         )

@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 from roadeval.benchmarks.item import Item
+from roadeval.storage.landing import Part, is_landed, land
 from roadeval.storage.store import Store
-from roadeval.storage.tables import part_key, write_part
 
 
 def item_row(item: Item) -> dict[str, Any]:
@@ -30,9 +30,8 @@ def item_row(item: Item) -> dict[str, Any]:
     }
 
 
-def land_items(store: Store, suite: str, items: list[Item], version_hash: str) -> str:
-    """Write the items under their suite hash unless that exact version is already landed."""
-    key = part_key("items", version_hash, suite=suite)
-    if not store.exists(key):
-        write_part(store, "items", version_hash, (item_row(i) for i in items), suite=suite)
-    return key
+def land_items(store: Store, suite: str, items: list[Item], version_hash: str) -> None:
+    """Land the items under their suite hash unless that exact version is already landed."""
+    name = f"items-{version_hash}"
+    if not is_landed(store, name):
+        land(store, name, [Part("items", [item_row(i) for i in items], suite=suite)])

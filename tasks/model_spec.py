@@ -21,8 +21,15 @@ class ModelSpec(BaseModel):
     params: dict[str, Any] = Field(default_factory=dict, description="decoding parameters")
     max_concurrency: int = Field(default=8, ge=1)
     rpm: float | None = Field(default=None, gt=0, description="requests per minute")
-    timeout_s: float = Field(default=120.0, gt=0)
+    timeout_s: float = Field(
+        default=120.0, gt=0, description="deadline for each whole request, however slow the reply"
+    )
     num_retries: int = Field(default=3, ge=0)
+    unreachable_after_s: float = Field(
+        default=60.0,
+        gt=0,
+        description="declare the model unreachable after this long with only transport failures",
+    )
     retry_backoff_s: float = Field(default=1.0, ge=0)
     input_cost_per_token: float | None = Field(default=None, ge=0)
     output_cost_per_token: float | None = Field(default=None, ge=0)

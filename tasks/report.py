@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from roadeval.tasks.aggregate import ALL, SUITE_WIDE
@@ -97,39 +98,40 @@ def slice_tables(metrics: Sequence[dict[str, Any]]) -> list[Table]:
     return tables
 
 
+# Health columns: (heading, count name). "requests" counts HTTP requests, retries included.
+_HEALTH_COLUMNS = (
+    ("items", "items"),
+    ("calls", "calls"),
+    ("cached", "cached"),
+    ("errors", "errors"),
+    ("requests", "requests"),
+    ("abnormal", "abnormal"),
+    ("unparsed", "unparsed"),
+    ("re-asks", "reasks"),
+)
+
+
 def health_table(counts: Sequence[dict[str, Any]]) -> Table:
-    """Calls, cache hits, errors and abnormal outputs per suite x model."""
+    """Calls, cache hits, errors and abnormal outputs per suite x model; items a stop left
+    unfinished get a column of their own when there are any."""
+    stopped = any(c["interrupted"] or c["not_run"] for c in counts)
     table = Table(title="run health", title_justify="left")
-    for column in (
-        "suite",
-        "model",
-        "items",
-        "calls",
-        "cached",
-        "errors",
-        "abnormal",
-        "unparsed",
-        "re-asks",
-        "cost USD",
-    ):
-        table.add_column(column, justify="left" if column in ("suite", "model") else "right")
+    table.add_column("suite")
+    table.add_column("model")
+    for heading, _ in _HEALTH_COLUMNS:
+        table.add_column(heading, justify="right")
+    if stopped:
+        table.add_column("not finished", justify="right")
+    table.add_column("cost USD", justify="right")
     for c in counts:
         cost = f"{c['cost_usd']:.4f}"
         if not c["cost_known"]:
             # No price in LiteLLM's map and none in the panel: unknown, which is not zero.
             cost = "unpriced" if c["cost_usd"] == 0 else f"≥{cost} (some unpriced)"
-        table.add_row(
-            c["suite"],
-            c["model"],
-            str(c["items"]),
-            str(c["calls"]),
-            str(c["cached"]),
-            str(c["errors"]),
-            str(c["abnormal"]),
-            str(c["unparsed"]),
-            str(c["reasks"]),
-            cost,
-        )
+        cells = [str(c[name]) for _, name in _HEALTH_COLUMNS]
+        if stopped:
+            cells.append(str(c["interrupted"] + c["not_run"]))
+        table.add_row(c["suite"], c["model"], *cells, cost)
     return table
 
 
@@ -142,9 +144,21 @@ def print_report(
         console.print(table)
     console.print(health_table(manifest["counts"]))
     for c in manifest["counts"]:
+        where = f"{escape(c['model'])} on {escape(c['suite'])}"
         if c["errors"]:
+            kinds = ", ".join(f"{k}: {n}" for k, n in sorted(c["error_kinds"].items()))
             console.print(
-                f"[red]{c['model']} on {c['suite']}: {c['errors']} items failed "
-                f"({', '.join(f'{k}: {n}' for k, n in sorted(c['error_kinds'].items()))}); "
-                f"first error: {c['first_error']}[/red]"
+                f"[red]{where}: {c['errors']} items failed ({kinds}); "
+                f"first error: {escape(c['first_error'] or '')}[/red]"
+            )
+        if c["may_be_billed"]:
+            console.print(
+                f"[yellow]{where}: {c['may_be_billed']} requests timed out or were cut off; "
+                "the provider may still bill them[/yellow]"
+            )
+        if c["corrupt_cache_entries"]:
+            first = c["corrupt_cache_entries"][0]
+            console.print(
+                f"[yellow]{where}: {len(c['corrupt_cache_entries'])} stored answers could not "
+                f"be read and were asked again; first: {escape(first)}[/yellow]"
             )

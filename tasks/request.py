@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -13,12 +13,13 @@ from roadeval.benchmarks.suite import Message
 
 @dataclass(frozen=True)
 class ModelRequest:
-    """Exactly what is sent: the model, its decoding parameters, the messages and the attempt."""
+    """Exactly what is sent: the model, its endpoint, decoding parameters, messages and attempt."""
 
     model: str
     params: dict[str, Any]
     messages: list[Message]
     attempt: int = 1
+    api_base: str | None = None
     # Routing only (which item this is for); not part of the request key.
     suite: str = ""
     task: str = ""
@@ -27,37 +28,67 @@ class ModelRequest:
     @cached_property
     def key(self) -> str:
         # Cached: hashing the messages (images inline) is the costly part of a cache look-up.
-        return request_key(self.model, self.params, self.messages, self.attempt)
+        return request_key(self.model, self.params, self.messages, self.attempt, self.api_base)
 
 
-def request_key(model: str, params: dict[str, Any], messages: list[Message], attempt: int) -> str:
-    """sha256 over the model, its parameters, the exact messages (media bytes inside) and attempt.
+def normalize_api_base(api_base: str | None) -> str | None:
+    """One spelling per endpoint: `http://h:8000/v1/` and `http://h:8000/v1` are the same server."""
+    return api_base.rstrip("/") if api_base else None
+
+
+def request_key(
+    model: str,
+    params: dict[str, Any],
+    messages: list[Message],
+    attempt: int,
+    api_base: str | None = None,
+) -> str:
+    """sha256 over the model, its endpoint, its parameters, the exact messages (media bytes
+    inside) and the attempt: everything that decides an answer, and nothing else (not the
+    panel's label for the model, so renaming a model does not pay for it again).
 
     The attempt is part of the key because a re-ask sends the same messages again and must not be
-    answered from the cache by the reply it is re-asking about.
+    answered from the cache by the reply it is re-asking about. The endpoint enters only when
+    set, so a provider's default endpoint keeps the keys it always had.
     """
-    body = {"model": model, "params": params, "messages": messages, "attempt": attempt}
+    body: dict[str, Any] = {"model": model, "params": params, "messages": messages}
+    body["attempt"] = attempt
+    endpoint = normalize_api_base(api_base)
+    if endpoint:
+        body["api_base"] = endpoint
     text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
 class ErrorKind:
-    """Why a call produced no answer. An error is never scored as a wrong answer."""
+    """Why a request produced no answer. An error is never scored as a wrong answer."""
 
     RATE_LIMIT = "rate_limit"
     SERVER = "server_error"
-    CONNECTION = "connection"
+    CONNECTION = "connection"  # no connection at all: refused, unknown host
+    DROPPED = "connection_dropped"  # connected, then the server hung up or reset
+    TRUNCATED = "truncated_reply"  # a reply cut short: fewer bytes than announced, broken JSON
     TIMEOUT = "timeout"
     BAD_REQUEST = "bad_request"
     AUTH = "auth"
     EMPTY = "empty_response"
-    UNREACHABLE = "model_unreachable"
+    UNREACHABLE = "model_unreachable"  # not sent: the model was declared unreachable
+    INTERRUPTED = "interrupted"  # cancelled in flight because the run was stopped
     OTHER = "other"
+
+
+# Kinds after which a request was sent and may have been billed although no answer came back.
+MAY_BE_BILLED = {ErrorKind.TIMEOUT, ErrorKind.INTERRUPTED, ErrorKind.DROPPED, ErrorKind.TRUNCATED}
+
+
+class CorruptCacheEntry(ValueError):
+    """A stored response that cannot be read back; treated as a miss and reported."""
 
 
 @dataclass(frozen=True)
 class ModelResponse:
-    """One call's outcome: the raw text or the error, with usage, cost and latency."""
+    """One HTTP request's outcome (the raw text or the error, with usage, cost and latency), or an
+    answer reused from the store (`cached`), which cost this run nothing."""
 
     request_key: str
     model: str
@@ -71,27 +102,61 @@ class ModelResponse:
     error_kind: str | None = None
     error_message: str | None = None
     cached: bool = False
+    # Which HTTP try of this request it was (1 = first); 0 when nothing was sent.
+    try_number: int = 1
+    api_base: str | None = None
+    # The run that paid for this answer (this run, unless it was reused).
+    origin_run_id: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
         return self.error_kind is None
 
+    @property
+    def sent(self) -> bool:
+        """Whether an HTTP request was made for this record (not a reuse, not a skipped call)."""
+        return not self.cached and self.try_number > 0
+
+    @property
+    def may_be_billed(self) -> bool:
+        return self.sent and self.error_kind in MAY_BE_BILLED
+
+    @property
+    def cost_this_run(self) -> float | None:
+        """What this run paid for it: nothing for a reused answer."""
+        return 0.0 if self.cached else self.cost_usd
+
+    _CACHED_FIELDS = (
+        "request_key",
+        "model",
+        "attempt",
+        "text",
+        "finish_reason",
+        "tokens_in",
+        "tokens_out",
+        "cost_usd",
+        "latency_s",
+        "api_base",
+        "origin_run_id",
+    )
+
     def to_cache(self) -> bytes:
-        body = {
-            "request_key": self.request_key,
-            "model": self.model,
-            "attempt": self.attempt,
-            "text": self.text,
-            "finish_reason": self.finish_reason,
-            "tokens_in": self.tokens_in,
-            "tokens_out": self.tokens_out,
-            "cost_usd": self.cost_usd,
-            "latency_s": self.latency_s,
-        }
-        return json.dumps(body, ensure_ascii=False).encode()
+        body = asdict(self)
+        return json.dumps({k: body[k] for k in self._CACHED_FIELDS}, ensure_ascii=False).encode()
 
     @classmethod
-    def from_cache(cls, data: bytes) -> ModelResponse:
-        body = json.loads(data)
-        return cls(**body, cached=True)
+    def from_cache(cls, data: bytes, request_key: str) -> ModelResponse:
+        """The stored answer to `request_key`; CorruptCacheEntry when it cannot be that."""
+        try:
+            body = json.loads(data)
+            if not isinstance(body, dict):
+                raise CorruptCacheEntry("not a JSON object")
+            response = cls(**{k: body.get(k) for k in cls._CACHED_FIELDS if k in body})
+        except (UnicodeDecodeError, json.JSONDecodeError, TypeError) as exc:
+            raise CorruptCacheEntry(f"unreadable: {exc}") from None
+        if response.request_key != request_key:
+            raise CorruptCacheEntry(f"holds the answer to another request ({response.request_key})")
+        if not isinstance(response.text, str) or not response.text:
+            raise CorruptCacheEntry("holds no answer text")
+        return replace(response, cached=True, try_number=0)

@@ -1,20 +1,27 @@
-"""A shard: one suite x one model x one chunk of items, answered concurrently, landed as parts."""
+"""A shard: one suite x one model x one chunk of items, answered concurrently, landed whole.
+
+A shard's responses, parses and scores land together (one landing) or not at all. A shard cut
+short by the run's stop lands what it answered, so a resumed run reuses it.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import json
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
 
 from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.suite import ParseStatus, ScoredItem, Suite
+from roadeval.storage.landing import Part, land
 from roadeval.storage.store import Store
-from roadeval.storage.tables import write_part
 from roadeval.tasks.answer import ItemOutcome, answer_item, score_outcome
+from roadeval.tasks.asking import Asker
+from roadeval.tasks.claims import RequestClaims
+from roadeval.tasks.counts import new_counts
 from roadeval.tasks.gateway import ModelClient, run_on_gateway
-from roadeval.tasks.response_cache import ResponseCache
+from roadeval.tasks.response_cache import CorruptEntry, ResponseCache
+from roadeval.tasks.shard_rows import parse_rows, response_rows, score_rows
 
 
 @dataclass(frozen=True)
@@ -25,134 +32,109 @@ class Shard:
     client: ModelClient
     items: list[Item]
 
+    @property
+    def name(self) -> str:
+        """The shard's landing name, unique in the store."""
+        return f"{self.run_id}-{self.index:05d}"
+
 
 @dataclass
 class ShardResult:
-    """What the flow aggregates: scored items and counts; the rows themselves are already landed."""
+    """What the flow aggregates: scored items and named counts; the rows are already landed."""
 
     suite: str
     model: str
     scored: list[ScoredItem] = field(default_factory=list)
-    n_items: int = 0
-    n_calls: int = 0
-    n_cached: int = 0
-    n_errors: int = 0
-    n_abnormal: int = 0
-    n_unparsed: int = 0
-    n_reasks: int = 0
+    counts: Counter[str] = field(default_factory=new_counts)
     cost_usd: float = 0.0
     cost_known: bool = True
     errors: dict[str, int] = field(default_factory=dict)
     first_error: str | None = None
+    corrupt_cache: list[CorruptEntry] = field(default_factory=list)
 
 
 def run_shard(shard: Shard, store: Store) -> ShardResult:
-    """Answer every item of the shard, then publish its responses, parses and scores."""
+    """Answer every item of the shard, then publish its responses, parses and scores at once."""
     cache = ResponseCache(store)
+    # Claims keep concurrent runs from paying twice; models that cost nothing need none.
+    claims = None if shard.client.spec.is_baseline else RequestClaims(store, shard.run_id)
+    asker = Asker(shard.client, cache, claims)
 
     async def _all() -> list[ItemOutcome]:
         return list(
-            await asyncio.gather(
-                *(answer_item(shard.suite, item, shard.client, cache) for item in shard.items)
-            )
+            await asyncio.gather(*(answer_item(shard.suite, item, asker) for item in shard.items))
         )
 
     outcomes = run_on_gateway(_all())
     for outcome in outcomes:
         score_outcome(shard.suite, outcome)
     _land(shard, store, outcomes)
-    return _summarise(shard, outcomes)
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    result = summarise(shard, outcomes)
+    result.corrupt_cache = list(cache.corrupt)
+    result.counts["corrupt_cache"] = len(cache.corrupt)
+    return result
 
 
 def _land(shard: Shard, store: Store, outcomes: list[ItemOutcome]) -> None:
     now = datetime.now(UTC)
-    suite, model, run_id = shard.suite.name, shard.client.spec.label, shard.run_id
-    responses, parses, scores = [], [], []
-    for outcome in outcomes:
-        item = outcome.item
-        base = {"run_id": run_id, "suite": suite, "task": item.task, "item_id": item.item_id}
-        for response in outcome.responses:
-            responses.append(
-                {
-                    **base,
-                    "content_hash": item.content_hash,
-                    "model": model,
-                    "request_key": response.request_key,
-                    "attempt": response.attempt,
-                    "raw_text": response.text,
-                    "finish_reason": response.finish_reason,
-                    "tokens_in": response.tokens_in,
-                    "tokens_out": response.tokens_out,
-                    "cost_usd": response.cost_usd,
-                    "latency_s": response.latency_s,
-                    "error_kind": response.error_kind,
-                    "error_message": response.error_message,
-                    "cached": response.cached,
-                    "created_at": now,
-                }
-            )
-        for response, parsed in zip(outcome.responses, outcome.parses, strict=False):
-            parses.append(
-                {
-                    **base,
-                    "model": model,
-                    "attempt": response.attempt,
-                    "request_key": response.request_key,
-                    "status": str(parsed.status),
-                    "rule": parsed.rule,
-                    "value_json": _json(parsed.value),
-                    "detail": parsed.detail,
-                }
-            )
-        for metric, value in (outcome.values or {}).items():
-            scores.append(
-                {
-                    **base,
-                    "model": model,
-                    "metric": metric,
-                    "value": float(value),
-                    "details_json": None,
-                }
-            )
-    name = f"{run_id}-{shard.index:05d}"
-    write_part(store, "responses", name, responses, suite=suite, model=model)
-    write_part(store, "parses", name, parses, suite=suite, model=model)
-    write_part(store, "scores", name, scores, suite=suite, model=model)
-
-
-def _summarise(shard: Shard, outcomes: list[ItemOutcome]) -> ShardResult:
-    result = ShardResult(
-        suite=shard.suite.name, model=shard.client.spec.label, n_items=len(outcomes)
+    run_id, client = shard.run_id, shard.client
+    where = {"suite": shard.suite.name, "model": client.spec.label}
+    asked = [outcome for outcome in outcomes if outcome.asked]
+    if not asked:
+        return
+    responses = [row for o in asked for row in response_rows(run_id, client, o, now)]
+    parses = [row for o in asked for row in parse_rows(run_id, client, o)]
+    scores = [row for o in asked for row in score_rows(run_id, client, o)]
+    land(
+        store,
+        shard.name,
+        [
+            Part("responses", responses, **where),
+            Part("parses", parses, **where),
+            Part("scores", scores, **where),
+        ],
     )
+
+
+def summarise(shard: Shard, outcomes: list[ItemOutcome]) -> ShardResult:
+    """The shard's counts, cost and scored items, from the same outcomes that were landed."""
+    result = ShardResult(suite=shard.suite.name, model=shard.client.spec.label)
+    counts = result.counts
+    counts["items"] = len(outcomes)
     for outcome in outcomes:
-        for response in outcome.responses:
-            if response.cached:
-                result.n_cached += 1
-            elif response.error_kind != "model_unreachable":
-                result.n_calls += 1
-            if response.cost_usd is None and response.ok and not response.cached:
-                result.cost_known = False
-            elif not response.cached:
-                result.cost_usd += response.cost_usd or 0.0
-        result.n_reasks += max(0, len(outcome.responses) - 1)
+        for attempt in outcome.attempts:
+            first = attempt.tries[0]
+            if first.cached:
+                counts["cached"] += 1
+            elif first.sent:
+                counts["calls"] += 1
+            for response in attempt.tries:
+                counts["requests"] += int(response.sent)
+                counts["retries"] += int(response.sent and response.try_number > 1)
+                counts["may_be_billed"] += int(response.may_be_billed)
+                cost = response.cost_this_run
+                if cost is None:
+                    result.cost_known = False
+                else:
+                    result.cost_usd += cost
+        counts["reasks"] += max(0, len(outcome.attempts) - 1)
+        if outcome.stopped:
+            counts["interrupted" if outcome.asked else "not_run"] += 1
+            continue
         error = outcome.error
         if error is not None:
-            result.n_errors += 1
-            result.errors[error.error_kind or "other"] = (
-                result.errors.get(error.error_kind or "other", 0) + 1
-            )
+            counts["errors"] += 1
+            kind = error.error_kind or "other"
+            result.errors[kind] = result.errors.get(kind, 0) + 1
             result.first_error = result.first_error or error.error_message
             continue
         parsed = outcome.final_parse
         if parsed is None or outcome.values is None:
             continue
+        counts["scored"] += 1
         if parsed.status is ParseStatus.ABNORMAL:
-            result.n_abnormal += 1
+            counts["abnormal"] += 1
         elif parsed.status is ParseStatus.UNPARSED:
-            result.n_unparsed += 1
+            counts["unparsed"] += 1
         result.scored.append(ScoredItem(outcome.item, parsed, outcome.values))
     return result

@@ -18,6 +18,7 @@ import roadeval  # noqa: F401 - applies the offline defaults before anything els
 sys.path.insert(0, str(Path(__file__).parent))
 
 from support.model_server import ModelServer
+from support.prefect_server import PrefectServer, start_prefect_server
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -49,12 +50,22 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 
 
 @pytest.fixture(scope="session")
-def prefect_backend() -> Iterator[None]:
-    """One throwaway Prefect database for the whole session (migrations run once)."""
-    from prefect.testing.utilities import prefect_test_harness
+def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrefectServer]:
+    """One real Prefect server for the whole session (migrations run once), on 127.0.0.1."""
+    server = start_prefect_server(tmp_path_factory.mktemp("prefect-home"), _free_port())
+    yield server
+    server.stop()
 
-    with prefect_test_harness(server_startup_timeout=180):
+
+@pytest.fixture(scope="session")
+def prefect_backend(prefect_server: PrefectServer) -> Iterator[None]:
+    """Flows in this process and CLI subprocesses report to the session's Prefect server."""
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    os.environ["PREFECT_API_URL"] = prefect_server.api_url
+    with temporary_settings(updates={PREFECT_API_URL: prefect_server.api_url}):
         yield
+    os.environ.pop("PREFECT_API_URL", None)
 
 
 @pytest.fixture(scope="session")

@@ -9,68 +9,21 @@ from typing import Any
 
 import pytest
 import yaml
-from typer.testing import CliRunner
 
-from roadeval.benchmarks.registry import get_suite
 from roadeval.flows.cli import app
 
-from support.model_server import ModelServer, Reply, prompt_text
+from support.model_server import ModelServer, Reply
+from support.trip_panel import (
+    gold_rule,
+    invoke,
+    query_csv,
+    runner,
+    seen_by_model,
+    trip_gold,
+    write_panel,
+)
 
 pytestmark = pytest.mark.usefixtures("prefect_backend")
-
-runner = CliRunner()
-
-
-def invoke(*args: str) -> Any:
-    result = runner.invoke(app, list(args), catch_exceptions=False)
-    return result
-
-
-def _seen(messages: list[dict[str, Any]]) -> tuple[str, tuple[str, ...]]:
-    """What a model sees: the prompt text and the image URLs, in order."""
-    urls = tuple(
-        part["image_url"]["url"] if isinstance(part["image_url"], dict) else part["image_url"]
-        for message in messages
-        if isinstance(message.get("content"), list)
-        for part in message["content"]
-        if part.get("type") == "image_url"
-    )
-    return prompt_text({"messages": messages}), urls
-
-
-def trip_gold(tmp_path: Path) -> tuple[Path, dict[tuple[str, tuple[str, ...]], str]]:
-    """Generate the TRIP demo suite and map what each item shows a model to its gold letter."""
-    suite = get_suite("trip")
-    source = suite.generate_demo(tmp_path / "trip-src")
-    items = suite.load(source).items
-    gold = {_seen(suite.messages(item)): item.reference for item in items}
-    assert len(gold) == len(items)
-    return source, gold
-
-
-def gold_rule(gold: dict[tuple[str, tuple[str, ...]], str]):
-    def rule(body: dict[str, Any], hit: int) -> Reply:
-        return Reply(gold.get(_seen(body["messages"]), "?"))
-
-    return rule
-
-
-def query_csv(store: str, sql: str) -> list[str]:
-    """`roadeval query --format csv` through the CLI; the lines it printed, header first."""
-    result = invoke("query", "--store", store, "--format", "csv", sql)
-    assert result.exit_code == 0, result.output
-    return result.output.splitlines()
-
-
-def write_panel(path: Path, source: Path, models: list[dict[str, Any]], **extra: Any) -> Path:
-    panel = {
-        "name": "test",
-        "suites": [{"name": "trip", "source": str(source)}],
-        "models": models,
-        **extra,
-    }
-    path.write_text(yaml.safe_dump(panel))
-    return path
 
 
 def test_demo_runs_offline_and_query_answers(tmp_path: Path) -> None:
@@ -149,7 +102,7 @@ def test_retries_honour_429_and_5xx_then_succeed(tmp_path: Path, server: ModelSe
     calls: dict[str, int] = {}
 
     def flaky(body: dict[str, Any], hit: int) -> Reply:
-        seen = str(_seen(body["messages"]))
+        seen = str(seen_by_model(body["messages"]))
         calls[seen] = calls.get(seen, 0) + 1
         if calls[seen] == 1:
             return Reply(status=429, headers={"retry-after": "0"}, text="slow down")
@@ -198,13 +151,13 @@ def test_persistent_server_errors_are_errors_not_wrong_answers(
     assert result.exit_code == 1
     assert "openai/down on trip" in result.output and "server_error" in result.output
     assert len(server.hits_for("down")) == 2 * len(gold)
-    # No score was written for a failed call, and every failure is in the responses table.
+    # No score was written for a failed call, and every HTTP try is in the responses table.
     csv_lines = query_csv(str(store), "select count(*) from scores")
     assert csv_lines[1] == "0"
     csv_lines = query_csv(
         str(store), "select error_kind, count(*) from responses group by error_kind"
     )
-    assert csv_lines[1] == f"server_error,{len(gold)}"
+    assert csv_lines[1] == f"server_error,{2 * len(gold)}"
 
 
 def test_unreachable_api_base_names_the_model_and_stops_calling(tmp_path: Path) -> None:

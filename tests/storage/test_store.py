@@ -9,8 +9,9 @@ import boto3
 import pytest
 
 from roadeval.storage.catalog import query
+from roadeval.storage.landing import Part, land, read_table
 from roadeval.storage.store import LocalStore, S3Store, open_store
-from roadeval.storage.tables import read_table, to_parquet, write_part
+from roadeval.storage.tables import to_parquet, write_part
 
 
 def _score(item: str, value: float, model: str = "openai/m") -> dict:
@@ -52,8 +53,8 @@ def test_unknown_column_is_rejected_before_anything_is_written(tmp_path: Path) -
 
 def test_parts_are_partitioned_and_queryable(tmp_path: Path) -> None:
     store = open_store(str(tmp_path))
-    write_part(store, "scores", "p0", [_score("a", 1.0)], suite="s", model="openai/m")
-    write_part(store, "scores", "p1", [_score("b", 0.0)], suite="s", model="openai/m")
+    land(store, "p0", [Part("scores", [_score("a", 1.0)], suite="s", model="openai/m")])
+    land(store, "p1", [Part("scores", [_score("b", 0.0)], suite="s", model="openai/m")])
     assert store.list("tables/scores/") == [
         "tables/scores/suite=s/model=openai%2Fm/p0.parquet",
         "tables/scores/suite=s/model=openai%2Fm/p1.parquet",
@@ -80,7 +81,7 @@ def test_s3_store_round_trip_and_query(s3_endpoint: str) -> None:
     store.put("x/y.json", b"{}")
     assert store.exists("x/y.json") and not store.exists("x/z.json")
     assert store.get("x/y.json") == b"{}"
-    write_part(store, "scores", "p0", [_score("a", 1.0), _score("b", 1.0)], suite="s", model="m")
+    land(store, "p0", [Part("scores", [_score("a", 1.0), _score("b", 1.0)], suite="s", model="m")])
     assert store.list("tables/") == ["tables/scores/suite=s/model=m/p0.parquet"]
     _, rows = query(store, "select count(*), sum(value) from scores")
     assert rows == [(2, 2.0)]

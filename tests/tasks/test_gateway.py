@@ -10,15 +10,21 @@ import pytest
 from roadeval.benchmarks.messages import user_message
 from roadeval.tasks.gateway import ModelClient, run_on_gateway
 from roadeval.tasks.model_spec import ModelSpec
-from roadeval.tasks.request import ErrorKind, ModelRequest, ModelResponse
+from roadeval.tasks.request import ErrorKind, ModelResponse
 
 from support.model_server import ModelServer, Reply
 
 
-def ask(server: ModelServer, name: str, **spec: Any) -> ModelResponse:
+def ask_all(server: ModelServer, name: str, **spec: Any) -> list[ModelResponse]:
+    """Every HTTP try of one request, in order."""
     client = ModelClient(ModelSpec(model=f"openai/{name}", api_base=server.api_base, **spec))
-    request = ModelRequest(model=client.spec.model, params={}, messages=[user_message("Q?")])
-    return run_on_gateway(client.complete(request))
+    request = client.request([user_message("Q?")], 1, suite="s", task="t", item_id="i")
+    return run_on_gateway(client.complete(request)).tries
+
+
+def ask(server: ModelServer, name: str, **spec: Any) -> ModelResponse:
+    """The final try of one request."""
+    return ask_all(server, name, **spec)[-1]
 
 
 def test_retry_after_is_honoured(server: ModelServer) -> None:

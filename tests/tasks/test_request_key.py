@@ -45,5 +45,7 @@ def test_parameter_order_does_not_matter() -> None:
 
 def test_cache_round_trip_marks_cached() -> None:
     response = ModelResponse("k", "m", 1, "B", "stop", 10, 1, 0.001, 0.2)
-    back = ModelResponse.from_cache(response.to_cache())
+    back = ModelResponse.from_cache(response.to_cache(), "k")
     assert back.cached and back.text == "B" and back.cost_usd == 0.001 and back.request_key == "k"
+    # A reused answer cost this run nothing; its first cost stays with it.
+    assert back.cost_this_run == 0.0 and not back.sent

@@ -37,6 +37,6 @@ def test_messages_and_scores_are_computed_off_the_gateway_loop(tmp_path: Path) -
     items = suite.load(suite.generate_demo(tmp_path / "trip")).items[:5]
     client = ModelClient(ModelSpec(model="roadeval/always-a"))
     result = run_shard(Shard("run", 0, suite, client, items), LocalStore(tmp_path / "store"))
-    assert len(result.scored) == 5 and result.n_errors == 0
+    assert len(result.scored) == 5 and result.counts["errors"] == 0
     assert suite.score_threads == {threading.current_thread().name}
     assert suite.message_threads and "roadeval-gateway" not in suite.message_threads

@@ -1,0 +1,70 @@
+"""Planning a run's shards: every suite x every model that applies to it, in chunks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from roadeval.benchmarks.registry import find_baseline
+from roadeval.flows.panel_file import Panel
+from roadeval.flows.suites import LoadedSuite
+from roadeval.tasks.gateway import ModelClient
+from roadeval.tasks.shard import Shard
+
+
+class EmptyRunError(ValueError):
+    """A panel in which no model applies to any suite: nothing would run, which is a mistake."""
+
+
+def plan_shards(
+    run_id: str, panel: Panel, loaded: list[LoadedSuite], clients: dict[str, ModelClient]
+) -> tuple[list[Shard], list[dict[str, Any]]]:
+    """Split suite x model into chunks; a baseline gets only the tasks it has an answer for."""
+    shards: list[Shard] = []
+    skipped: list[dict[str, Any]] = []
+    for suite in loaded:
+        for spec in panel.models:
+            if spec.suites is not None and suite.suite.name not in spec.suites:
+                continue
+            items = suite.items
+            if spec.is_baseline:
+                items = [
+                    item
+                    for item in items
+                    if find_baseline(spec.baseline_name, suite.suite.name, item.task) is not None
+                ]
+                if len(items) < len(suite.items):
+                    skipped.append(
+                        {
+                            "suite": suite.suite.name,
+                            "model": spec.label,
+                            "items_not_covered": len(suite.items) - len(items),
+                            "why": "the baseline has no rule for those tasks",
+                        }
+                    )
+            for start in range(0, len(items), panel.chunk_size):
+                shards.append(
+                    Shard(
+                        run_id=run_id,
+                        index=len(shards),
+                        suite=suite.suite,
+                        client=clients[spec.label],
+                        items=items[start : start + panel.chunk_size],
+                    )
+                )
+    if not shards:
+        raise EmptyRunError(_why_empty(panel, loaded))
+    return shards, skipped
+
+
+def _why_empty(panel: Panel, loaded: list[LoadedSuite]) -> str:
+    names = [s.suite.name for s in loaded]
+    reasons = []
+    for spec in panel.models:
+        if spec.suites is not None and not set(spec.suites) & set(names):
+            reasons.append(f"{spec.label} is limited to suites {', '.join(spec.suites)}")
+        elif spec.is_baseline:
+            reasons.append(f"{spec.label} is a baseline with no rule for their tasks")
+    return (
+        f"panel {panel.name!r}: no model applies to any of its suites ({', '.join(names)}): "
+        + "; ".join(reasons)
+    )

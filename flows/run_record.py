@@ -1,0 +1,101 @@
+"""A run's life in the store, recorded from its first moment.
+
+A `running` event lands when the run starts, a heartbeat object is rewritten while it goes, and a
+last event (finished, failed or interrupted, with its counts) lands when it ends. A run killed
+before its last event keeps `running` with a heartbeat that stops; readers call it `died`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+from datetime import UTC, datetime
+from typing import Any
+
+from roadeval.storage.heartbeats import Heartbeat, heartbeat_key, interval_s
+from roadeval.storage.landing import Part, land
+from roadeval.storage.store import Store
+from roadeval.storage.tables import RUN_COUNT_COLUMNS
+
+
+class RunStatus:
+    RUNNING = "running"
+    FINISHED = "finished"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
+
+
+def manifest_key(run_id: str) -> str:
+    return f"runs/{run_id}/manifest.json"
+
+
+class RunRecord:
+    """Writes one run's events, manifest and heartbeat."""
+
+    def __init__(self, store: Store, run_id: str) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.interval_s = interval_s()
+        self._seq = 0
+        self._stopped = threading.Event()
+        self._beating: threading.Thread | None = None
+
+    def start(self, manifest: dict[str, Any]) -> None:
+        """Land the `running` event and start the heartbeat."""
+        self._beat()
+        self._event(RunStatus.RUNNING, manifest)
+        self._beating = threading.Thread(
+            target=self._beat_until_stopped, name=f"heartbeat-{self.run_id}", daemon=True
+        )
+        self._beating.start()
+
+    def end(self, status: str, manifest: dict[str, Any], message: str | None = None) -> str:
+        """Land the last event; returns the manifest's key."""
+        self._stopped.set()
+        if self._beating is not None:
+            self._beating.join(timeout=5)
+        return self._event(status, manifest, message)
+
+    def _event(self, status: str, manifest: dict[str, Any], message: str | None = None) -> str:
+        manifest = {**manifest, "status": status, "message": message}
+        key = manifest_key(self.run_id)
+        self.store.put(key, json.dumps(manifest, indent=2, ensure_ascii=False).encode())
+        totals = manifest.get("totals", {})
+        ended = manifest.get("ended_at")
+        row = {
+            "run_id": self.run_id,
+            "seq": self._seq,
+            "status": status,
+            "started_at": datetime.fromisoformat(manifest["started_at"]),
+            "ended_at": datetime.fromisoformat(ended) if ended else None,
+            "panel": manifest["panel"],
+            "code_version": manifest["code_version"],
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "heartbeat_s": self.interval_s,
+            **{f"n_{name}": totals.get(name, 0) for name in RUN_COUNT_COLUMNS},
+            "cost_usd": totals.get("cost_usd", 0.0),
+            "message": message,
+            "manifest_json": json.dumps(manifest, ensure_ascii=False),
+        }
+        land(self.store, f"{self.run_id}-event-{self._seq:03d}", [Part("run_events", [row])])
+        self._seq += 1
+        return key
+
+    def _beat(self) -> None:
+        beat = Heartbeat.now(self.run_id, self.interval_s)
+        self.store.put(heartbeat_key(self.run_id), beat.to_json())
+
+    def _beat_until_stopped(self) -> None:
+        while not self._stopped.wait(self.interval_s):
+            try:
+                self._beat()
+            except Exception:
+                # A store that fails here fails the run's own writes too, which report it.
+                continue
+
+    @staticmethod
+    def now() -> datetime:
+        return datetime.now(UTC)

@@ -1,0 +1,65 @@
+"""A running run's heartbeat: one small object it rewrites every few seconds.
+
+Tables are immutable, so a run cannot update its `running` row; the heartbeat is how a reader
+tells a run that is still going from one that died (kill -9, power loss) without finishing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime, timedelta
+
+from roadeval.storage.store import Store
+
+DEFAULT_INTERVAL_S = 15.0
+# A run is presumed dead once this many beats in a row are missing.
+MISSED_BEATS = 3
+
+
+def heartbeat_key(run_id: str) -> str:
+    return f"runs/{run_id}/heartbeat.json"
+
+
+def interval_s() -> float:
+    """The heartbeat period: ROADEVAL_HEARTBEAT_S, else 15 s."""
+    configured = os.environ.get("ROADEVAL_HEARTBEAT_S")
+    return float(configured) if configured else DEFAULT_INTERVAL_S
+
+
+@dataclass(frozen=True)
+class Heartbeat:
+    run_id: str
+    at: datetime
+    interval_s: float
+    host: str
+    pid: int
+
+    @classmethod
+    def now(cls, run_id: str, interval: float) -> Heartbeat:
+        return cls(run_id, datetime.now(UTC), interval, socket.gethostname(), os.getpid())
+
+    def to_json(self) -> bytes:
+        return json.dumps({**asdict(self), "at": self.at.isoformat()}).encode()
+
+    @classmethod
+    def from_json(cls, data: bytes) -> Heartbeat:
+        body = json.loads(data)
+        return cls(**{**body, "at": datetime.fromisoformat(body["at"])})
+
+    def alive(self, now: datetime | None = None) -> bool:
+        now = now or datetime.now(UTC)
+        return now - self.at <= timedelta(seconds=MISSED_BEATS * self.interval_s)
+
+
+def read_heartbeat(store: Store, run_id: str) -> Heartbeat | None:
+    """The run's last heartbeat, or None if it never wrote one (or it cannot be read)."""
+    try:
+        return Heartbeat.from_json(store.get(heartbeat_key(run_id)))
+    except FileNotFoundError:
+        return None
+    except (ValueError, KeyError, TypeError):
+        # Half a heartbeat cannot be written (puts are atomic); a foreign file is no heartbeat.
+        return None

@@ -1,0 +1,81 @@
+"""Landings: a set of table parts that becomes visible at once, or not at all.
+
+Parts of one landing share a name (a shard's responses, parses and scores, say). They are written
+first, then one marker `landings/<name>`; readers only see parts whose marker exists. A crash
+between the parts and the marker leaves parts nobody reads, never half a shard that a query would
+count, and no part is ever rewritten.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from roadeval.storage.store import Store
+from roadeval.storage.tables import SCHEMAS, write_part
+
+LANDINGS = "landings/"
+
+
+@dataclass(frozen=True)
+class Part:
+    """Rows for one table partition; empty parts are not written."""
+
+    table: str
+    rows: list[Mapping[str, Any]] = field(default_factory=list)
+    suite: str | None = None
+    model: str | None = None
+
+
+def land(store: Store, name: str, parts: Iterable[Part]) -> list[str]:
+    """Write every part under `name`, then the marker that publishes them; returns the part keys.
+
+    The marker lists the keys it publishes, for audits; readers match parts by name alone.
+    """
+    keys: list[str] = []
+    for part in parts:
+        key = write_part(store, part.table, name, part.rows, suite=part.suite, model=part.model)
+        if key is not None:
+            keys.append(key)
+    store.put(f"{LANDINGS}{name}", json.dumps({"parts": keys}).encode())
+    return keys
+
+
+def is_landed(store: Store, name: str) -> bool:
+    return store.exists(f"{LANDINGS}{name}")
+
+
+def part_name(key: str) -> str:
+    """The landing name of a part key: tables/<t>/.../<name>.parquet -> <name>."""
+    return key.rsplit("/", 1)[-1].removesuffix(".parquet")
+
+
+def visible_parts(store: Store, *, include_unlanded: bool = False) -> dict[str, list[str]]:
+    """Each table's Parquet parts that readers may see: only landed ones, unless asked."""
+    landed = {key.removeprefix(LANDINGS) for key in store.list(LANDINGS)}
+    visible: dict[str, list[str]] = {}
+    for table in SCHEMAS:
+        keys = [k for k in store.list(f"tables/{table}/") if k.endswith(".parquet")]
+        visible[table] = keys if include_unlanded else [k for k in keys if part_name(k) in landed]
+    return visible
+
+
+def read_table(store: Store, table: str) -> pa.Table:
+    """A table's landed parts as one Arrow table (empty with the schema when there are none)."""
+    import pyarrow.dataset as ds
+
+    keys = visible_parts(store)[table]
+    if not keys:
+        return SCHEMAS[table].empty_table()
+    filesystem, root = store.arrow()
+    dataset = ds.dataset(
+        [f"{root}/{key}" for key in keys],
+        schema=SCHEMAS[table],
+        format="parquet",
+        filesystem=filesystem,
+    )
+    return dataset.to_table()

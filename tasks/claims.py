@@ -1,0 +1,84 @@
+"""Claims on requests being asked, kept in the store, so that two runs sharing a store and a
+model pay for each request once: the second waits for the first's answer.
+
+A claim is a lease: it expires unless its holder renews it, so a run killed mid-request does not
+block the others for long. Leases are numbered per request key (a generation); taking over an
+expired one means creating the next number, which only one taker can do, because creating a key
+that exists fails (an exclusive create locally, a conditional PUT on S3).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from dataclasses import dataclass
+
+from roadeval.storage.store import Store
+
+DEFAULT_TTL_S = 60.0
+DEFAULT_POLL_S = 0.25
+
+
+def ttl_s() -> float:
+    """How long a claim holds without renewal: ROADEVAL_CLAIM_TTL_S, else 60 s."""
+    configured = os.environ.get("ROADEVAL_CLAIM_TTL_S")
+    return float(configured) if configured else DEFAULT_TTL_S
+
+
+@dataclass(frozen=True)
+class Lease:
+    request_key: str
+    generation: int
+    key: str  # the store key of this claim
+
+
+class RequestClaims:
+    """Claims held by one owner (a run); thread-safe, since every call is a store operation."""
+
+    def __init__(self, store: Store, owner: str, ttl: float | None = None) -> None:
+        self.store = store
+        self.owner = f"{owner}/{os.getpid()}/{uuid.uuid4().hex[:8]}"
+        self.ttl_s = ttl if ttl is not None else ttl_s()
+        self.poll_s = min(DEFAULT_POLL_S, self.ttl_s / 4)
+
+    @staticmethod
+    def prefix(request_key: str) -> str:
+        return f"cache/claims/{request_key[:2]}/{request_key}/"
+
+    def _body(self) -> bytes:
+        return json.dumps({"owner": self.owner, "expires_at": time.time() + self.ttl_s}).encode()
+
+    def try_acquire(self, request_key: str) -> Lease | None:
+        """A lease on `request_key`, or None while someone else holds a live one."""
+        prefix = self.prefix(request_key)
+        generations = sorted(
+            int(name) for key in self.store.list(prefix) if (name := key[len(prefix) :]).isdigit()
+        )
+        if generations:
+            newest = generations[-1]
+            try:
+                held = json.loads(self.store.get(f"{prefix}{newest}"))
+                live = float(held["expires_at"]) > time.time()
+            except FileNotFoundError:
+                return None  # released while we looked: look again next time
+            except (ValueError, KeyError, TypeError):
+                live = False  # an unreadable claim protects nothing
+            if live:
+                return None
+            generation = newest + 1
+        else:
+            generation = 1
+        key = f"{prefix}{generation}"
+        if not self.store.create(key, self._body()):
+            return None  # another taker won this generation
+        for older in generations:
+            self.store.delete(f"{prefix}{older}")
+        return Lease(request_key, generation, key)
+
+    def renew(self, lease: Lease) -> None:
+        self.store.put(lease.key, self._body())
+
+    def release(self, lease: Lease) -> None:
+        self.store.delete(lease.key)

@@ -1,0 +1,112 @@
+"""Stopping a run: once asked (Ctrl-C, SIGTERM, a store that can no longer keep answers), no new
+model request starts, and requests in flight get a short grace before they are cancelled.
+
+One StopSignal per run, shared by its model clients. The signal handlers only set a flag and
+schedule the cancellation on the gateway loop, so they are safe whatever the main thread is doing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+DEFAULT_GRACE_S = 3.0
+
+
+def grace_s() -> float:
+    """How long requests in flight may finish after a stop: ROADEVAL_STOP_GRACE_S, else 3 s."""
+    configured = os.environ.get("ROADEVAL_STOP_GRACE_S")
+    return float(configured) if configured else DEFAULT_GRACE_S
+
+
+@dataclass(frozen=True)
+class StopReason:
+    """Why the run stops, and the exit code the command ends with."""
+
+    message: str
+    exit_code: int
+    # "interrupted" for a signal, "failed" for a fault that makes going on pointless.
+    status: str
+
+
+class StopSignal:
+    """Set once; `requested` is what every caller checks before it starts a request."""
+
+    def __init__(self, grace: float | None = None) -> None:
+        self.grace_s = grace_s() if grace is None else grace
+        self._requested = threading.Event()
+        self._lock = threading.Lock()
+        self.reason: StopReason | None = None
+        self.aborted = False
+        self._abort_scheduled = False
+        self._in_flight: set[asyncio.Future[object]] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def requested(self) -> bool:
+        return self._requested.is_set()
+
+    def request(self, reason: StopReason) -> None:
+        """Stop starting requests; cancel those in flight after the grace (at once if asked
+        twice, as a second Ctrl-C does)."""
+        with self._lock:
+            again = self.reason is not None
+            if not again:
+                self.reason = reason
+            self._requested.set()
+            loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._abort if again else self._schedule_abort)
+
+    def track(self, call: asyncio.Future[object]) -> None:
+        """Register a request in flight (on the gateway loop) so that an abort can cancel it."""
+        with self._lock:
+            self._loop = asyncio.get_running_loop()
+        if self.aborted:
+            call.cancel()
+            return
+        self._in_flight.add(call)
+        call.add_done_callback(self._in_flight.discard)
+        if self.requested:
+            # The stop came before any request was tracked, so no abort was scheduled yet.
+            self._schedule_abort()
+
+    def _schedule_abort(self) -> None:
+        if not self._abort_scheduled:
+            self._abort_scheduled = True
+            asyncio.get_running_loop().call_later(self.grace_s, self._abort)
+
+    def _abort(self) -> None:
+        self.aborted = True
+        for call in list(self._in_flight):
+            call.cancel()
+
+    @contextmanager
+    def on_signals(self) -> Iterator[None]:
+        """While inside, SIGINT and SIGTERM request a stop instead of killing the process.
+
+        Signal handlers can only be set from the main thread; elsewhere (a worker running the
+        flow) the process's own handling stays as it is.
+        """
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        signals = (signal.SIGINT, signal.SIGTERM)
+        previous = {sig: signal.getsignal(sig) for sig in signals}
+
+        def handle(signum: int, _frame: object) -> None:
+            name = signal.Signals(signum).name
+            self.request(StopReason(f"stopped by {name}", 128 + signum, "interrupted"))
+
+        for sig in signals:
+            signal.signal(sig, handle)
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)

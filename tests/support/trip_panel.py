@@ -1,0 +1,68 @@
+"""A TRIP demo suite, a panel over it, and the CLI driven in process: shared by the flow tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from typer.testing import CliRunner
+
+from roadeval.benchmarks.registry import get_suite
+from roadeval.flows.cli import app
+
+from support.model_server import Reply, prompt_text
+
+runner = CliRunner()
+
+
+def invoke(*args: str) -> Any:
+    result = runner.invoke(app, list(args), catch_exceptions=False)
+    return result
+
+
+def seen_by_model(messages: list[dict[str, Any]]) -> tuple[str, tuple[str, ...]]:
+    """What a model sees: the prompt text and the image URLs, in order."""
+    urls = tuple(
+        part["image_url"]["url"] if isinstance(part["image_url"], dict) else part["image_url"]
+        for message in messages
+        if isinstance(message.get("content"), list)
+        for part in message["content"]
+        if part.get("type") == "image_url"
+    )
+    return prompt_text({"messages": messages}), urls
+
+
+def trip_gold(tmp_path: Path) -> tuple[Path, dict[tuple[str, tuple[str, ...]], str]]:
+    """Generate the TRIP demo suite and map what each item shows a model to its gold letter."""
+    suite = get_suite("trip")
+    source = suite.generate_demo(tmp_path / "trip-src")
+    items = suite.load(source).items
+    gold = {seen_by_model(suite.messages(item)): item.reference for item in items}
+    assert len(gold) == len(items)
+    return source, gold
+
+
+def gold_rule(gold: dict[tuple[str, tuple[str, ...]], str]):
+    def rule(body: dict[str, Any], hit: int) -> Reply:
+        return Reply(gold.get(seen_by_model(body["messages"]), "?"))
+
+    return rule
+
+
+def query_csv(store: str, sql: str) -> list[str]:
+    """`roadeval query --format csv` through the CLI; the lines it printed, header first."""
+    result = invoke("query", "--store", store, "--format", "csv", sql)
+    assert result.exit_code == 0, result.output
+    return result.output.splitlines()
+
+
+def write_panel(path: Path, source: Path, models: list[dict[str, Any]], **extra: Any) -> Path:
+    panel = {
+        "name": "test",
+        "suites": [{"name": "trip", "source": str(source)}],
+        "models": models,
+        **extra,
+    }
+    path.write_text(yaml.safe_dump(panel))
+    return path
