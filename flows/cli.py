@@ -50,6 +50,11 @@ def _fail(message: str, code: int = 2) -> NoReturn:
     raise typer.Exit(code=code)
 
 
+def _interrupted(message: str, code: int) -> NoReturn:
+    _consoles.err.print(f"[bold yellow]interrupted:[/bold yellow] {escape(message)}")
+    raise typer.Exit(code=code)
+
+
 class _Terminated(Exception):
     """SIGTERM before a run had set up its own graceful handling."""
 
@@ -64,9 +69,9 @@ def _run_panel(panel_path: Path, store: str | None, on_bad_item: str | None = No
     try:
         _run_panel_once(panel_path, store, on_bad_item)
     except KeyboardInterrupt:
-        _fail("interrupted before the run started; nothing was asked", 130)
+        _interrupted("stopped by SIGINT before the run started; nothing was asked", 130)
     except _Terminated:
-        _fail("stopped by SIGTERM before the run started; nothing was asked", 143)
+        _interrupted("stopped by SIGTERM before the run started; nothing was asked", 143)
     finally:
         signal.signal(signal.SIGTERM, previous)
 
@@ -76,6 +81,7 @@ def _run_panel_once(panel_path: Path, store: str | None, on_bad_item: str | None
     from roadeval.benchmarks.errors import BadItemPolicy, ItemError, SuiteSourceError
     from roadeval.flows.panel import RunStopped, evaluate_panel
     from roadeval.flows.panel_file import PanelError, load_panel, with_bad_item_policy
+    from roadeval.flows.prefect_api import start_temporary_prefect_api
     from roadeval.storage.store import StoreError
     from roadeval.tasks.report import print_report
 
@@ -83,24 +89,22 @@ def _run_panel_once(panel_path: Path, store: str | None, on_bad_item: str | None
         panel = load_panel(panel_path)
     except PanelError as exc:
         _fail(str(exc))
-        return
     if on_bad_item is not None:
         panel = with_bad_item_policy(panel, BadItemPolicy(on_bad_item))
     # The CLI reports a failed run itself (file, line, field); Prefect's copy of the same error
     # as a traceback would bury that message.
     for name in ("prefect.flow_runs", "prefect.task_runs"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
+    start_temporary_prefect_api()
     try:
         summary = evaluate_panel(panel, store)
     except RunStopped as stopped:
-        _fail(_stopped_message(stopped), stopped.reason.exit_code)
-        return
+        end = _interrupted if stopped.reason.status == "interrupted" else _fail
+        end(_stopped_message(stopped), stopped.reason.exit_code)
     except StoreError as exc:
         _fail(str(exc))
-        return
     except (ItemError, SuiteSourceError, KeyError, ValueError) as exc:
         _fail(exc.args[0] if exc.args else str(exc))
-        return
     print_report(_consoles.out, summary.metrics, summary.manifest)
     for suite in summary.manifest["suites"]:
         if suite["unknown_fields_message"]:
@@ -202,7 +206,7 @@ def runs(
 ) -> None:
     """List the store's runs: running, finished, failed, interrupted, or died (no heartbeat)."""
     sql = (
-        "select run_id, status, started_at, ended_at, panel, n_items, n_calls, n_cached, "
+        "select run_id, status, started_at, ended_at, panel, n_items, n_scored, n_calls, n_cached, "
         "n_errors, n_interrupted + n_not_run as n_unfinished, cost_usd, message "
         "from runs order by started_at"
     )

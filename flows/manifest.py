@@ -83,6 +83,7 @@ def build_manifest(
     started: datetime,
     ended: datetime | None,
     store_uri: str,
+    planned_items: int,
 ) -> dict[str, Any]:
     """Suites with versions and hashes, models with decoding parameters, counts and times; the
     status is set by the run record when it lands the manifest."""
@@ -113,6 +114,8 @@ def build_manifest(
         ],
         "models": [redact_model(spec.model_dump(mode="json")) for spec in panel.models],
         "not_covered": not_covered,
+        # Item x model pairs the run set out to answer (its counts cover those it reached).
+        "planned_items": planned_items,
         "count_meanings": COUNTS,
         "counts": counts,
         "totals": totals(counts),

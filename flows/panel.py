@@ -162,6 +162,7 @@ class _Run:
             self.started,
             ended,
             self.store.uri,
+            sum(len(shard.items) for shard in self.shards),
         )
 
     def execute(self) -> RunSummary:

@@ -11,7 +11,7 @@ import json
 import os
 import socket
 import threading
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from roadeval.storage.heartbeats import Heartbeat, heartbeat_key, interval_s
@@ -76,6 +76,8 @@ class RunRecord:
             "pid": os.getpid(),
             "heartbeat_s": self.interval_s,
             **{f"n_{name}": totals.get(name, 0) for name in RUN_COUNT_COLUMNS},
+            # Planned from the start, so a running (or died) run says how big it is.
+            "n_items": manifest["planned_items"],
             "cost_usd": totals.get("cost_usd", 0.0),
             "message": message,
             "manifest_json": json.dumps(manifest, ensure_ascii=False),
@@ -95,7 +97,3 @@ class RunRecord:
             except Exception:
                 # A store that fails here fails the run's own writes too, which report it.
                 continue
-
-    @staticmethod
-    def now() -> datetime:
-        return datetime.now(UTC)

@@ -13,7 +13,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.dataset as ds
 
-from roadeval.storage.heartbeats import read_heartbeat
+from roadeval.storage.heartbeats import MISSED_BEATS, read_heartbeat
 from roadeval.storage.landing import visible_parts
 from roadeval.storage.store import Store
 from roadeval.storage.tables import SCHEMAS
@@ -62,9 +62,10 @@ def _runs_view(con: duckdb.DuckDBPyConnection, store: Store) -> None:
         beat = read_heartbeat(store, run_id)
         ids.append(run_id)
         if beat is None:
-            # Died before its first beat: judge it by its start.
+            # No beat to read (the first is written before the `running` event, so this is
+            # a foreign or damaged store): judge it by its start.
             last = started_at
-            living = (now - started_at).total_seconds() <= 3 * (heartbeat_s or 0)
+            living = (now - started_at).total_seconds() <= MISSED_BEATS * (heartbeat_s or 0)
         else:
             last, living = beat.at, beat.alive(now)
         beats.append(last)

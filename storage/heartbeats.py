@@ -12,6 +12,7 @@ import socket
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 
+from roadeval.storage.liveness import writer_alive
 from roadeval.storage.store import Store
 
 DEFAULT_INTERVAL_S = 15.0
@@ -50,6 +51,9 @@ class Heartbeat:
         return cls(**{**body, "at": datetime.fromisoformat(body["at"])})
 
     def alive(self, now: datetime | None = None) -> bool:
+        """Beating recently, and not seen dead (a run on this machine whose process is gone)."""
+        if writer_alive(self.host, self.pid) is False:
+            return False
         now = now or datetime.now(UTC)
         return now - self.at <= timedelta(seconds=MISSED_BEATS * self.interval_s)
 

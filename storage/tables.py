@@ -17,6 +17,7 @@ _TS = pa.timestamp("us", tz="UTC")
 # The run counts that are columns of `run_events` (and so of the `runs` view), as n_<name>.
 RUN_COUNT_COLUMNS = (
     "items",
+    "scored",
     "calls",
     "requests",
     "cached",

@@ -51,10 +51,29 @@ class Asker:
             return CallOutcome([cached])
         if self.claims is None:
             return await self._call_and_keep(request)
-        lease = await self._claim_or_reuse(request, self.claims)
-        if not isinstance(lease, Lease):
-            return lease
-        renewing = asyncio.create_task(self._renew(self.claims, lease))
+        return await self._ask_claimed(request, self.claims)
+
+    async def _ask_claimed(self, request: ModelRequest, claims: RequestClaims) -> CallOutcome:
+        """Claim the request and ask it; while another run (or shard) holds the claim, wait
+        for its answer without holding one of this model's slots, so other requests go on."""
+        wait_s = claims.poll_s
+        while True:
+            async with self.client.asking:
+                if self.client.stop.requested:
+                    return CallOutcome(stopped=True)
+                lease = await self._store(claims.try_acquire, request.key)
+                if lease is not None:
+                    return await self._ask_leased(request, claims, lease)
+            await asyncio.sleep(wait_s)
+            wait_s = min(wait_s * 1.5, claims.max_poll_s)
+            cached: ModelResponse | None = await self._store(self.cache.get, request.key)
+            if cached is not None:
+                return CallOutcome([cached])
+
+    async def _ask_leased(
+        self, request: ModelRequest, claims: RequestClaims, lease: Lease
+    ) -> CallOutcome:
+        renewing = asyncio.create_task(self._renew(claims, lease))
         try:
             # The last holder may have answered between our look-up and our claim.
             cached = await self._store(self.cache.get, request.key)
@@ -65,22 +84,7 @@ class Asker:
             renewing.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await renewing
-            await self._store(self.claims.release, lease)
-
-    async def _claim_or_reuse(
-        self, request: ModelRequest, claims: RequestClaims
-    ) -> Lease | CallOutcome:
-        """A lease on the request, or the answer another run (or shard) bought while we waited."""
-        while True:
-            lease = await self._store(claims.try_acquire, request.key)
-            if lease is not None:
-                return lease
-            await asyncio.sleep(claims.poll_s)
-            cached: ModelResponse | None = await self._store(self.cache.get, request.key)
-            if cached is not None:
-                return CallOutcome([cached])
-            if self.client.stop.requested:
-                return CallOutcome(stopped=True)
+            await self._store(claims.release, lease)
 
     async def _renew(self, claims: RequestClaims, lease: Lease) -> None:
         while True:

@@ -2,7 +2,8 @@
 model pay for each request once: the second waits for the first's answer.
 
 A claim is a lease: it expires unless its holder renews it, so a run killed mid-request does not
-block the others for long. Leases are numbered per request key (a generation); taking over an
+block the others for long (and not at all on its own machine, where a dead holder's process is
+seen to be gone). Leases are numbered per request key (a generation); taking over an
 expired one means creating the next number, which only one taker can do, because creating a key
 that exists fails (an exclusive create locally, a conditional PUT on S3).
 """
@@ -11,18 +12,21 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import time
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
+from roadeval.storage.liveness import writer_alive
 from roadeval.storage.store import Store
 
-DEFAULT_TTL_S = 60.0
+DEFAULT_TTL_S = 30.0
 DEFAULT_POLL_S = 0.25
 
 
 def ttl_s() -> float:
-    """How long a claim holds without renewal: ROADEVAL_CLAIM_TTL_S, else 60 s."""
+    """How long a claim holds without renewal: ROADEVAL_CLAIM_TTL_S, else 30 s."""
     configured = os.environ.get("ROADEVAL_CLAIM_TTL_S")
     return float(configured) if configured else DEFAULT_TTL_S
 
@@ -41,14 +45,23 @@ class RequestClaims:
         self.store = store
         self.owner = f"{owner}/{os.getpid()}/{uuid.uuid4().hex[:8]}"
         self.ttl_s = ttl if ttl is not None else ttl_s()
+        # A waiter looks again quickly at first, then less often, up to a few times a TTL.
         self.poll_s = min(DEFAULT_POLL_S, self.ttl_s / 4)
+        self.max_poll_s = max(self.poll_s, min(2.0, self.ttl_s / 3))
 
     @staticmethod
     def prefix(request_key: str) -> str:
         return f"cache/claims/{request_key[:2]}/{request_key}/"
 
     def _body(self) -> bytes:
-        return json.dumps({"owner": self.owner, "expires_at": time.time() + self.ttl_s}).encode()
+        return json.dumps(
+            {
+                "owner": self.owner,
+                "host": socket.gethostname(),
+                "pid": os.getpid(),
+                "expires_at": time.time() + self.ttl_s,
+            }
+        ).encode()
 
     def try_acquire(self, request_key: str) -> Lease | None:
         """A lease on `request_key`, or None while someone else holds a live one."""
@@ -59,8 +72,7 @@ class RequestClaims:
         if generations:
             newest = generations[-1]
             try:
-                held = json.loads(self.store.get(f"{prefix}{newest}"))
-                live = float(held["expires_at"]) > time.time()
+                live = _live(json.loads(self.store.get(f"{prefix}{newest}")))
             except FileNotFoundError:
                 return None  # released while we looked: look again next time
             except (ValueError, KeyError, TypeError):
@@ -82,3 +94,10 @@ class RequestClaims:
 
     def release(self, lease: Lease) -> None:
         self.store.delete(lease.key)
+
+
+def _live(held: dict[str, Any]) -> bool:
+    """A claim holds until it expires, or until its holder is seen to have died."""
+    if float(held["expires_at"]) <= time.time():
+        return False
+    return writer_alive(held.get("host"), held.get("pid")) is not False

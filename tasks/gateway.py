@@ -104,6 +104,9 @@ class ModelClient:
         self.spec = spec
         self.api_base = normalize_api_base(spec.api_base)
         self.limiter = CallLimiter(spec.max_concurrency, spec.rpm)
+        # Requests being asked at once (claimed, called, kept): no more than can be in flight,
+        # so that a run claims only what it is about to send and leaves the rest to others.
+        self.asking = asyncio.Semaphore(spec.max_concurrency)
         self.reachability = Reachability(spec.unreachable_after_s)
         self.stop = stop or StopSignal()
         self.redact = redact or Redactor.from_environment([spec.api_key_env or ""])

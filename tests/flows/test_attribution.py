@@ -52,7 +52,9 @@ def test_same_model_string_at_another_endpoint_gets_its_own_answers(
         "(run_id, item_id, model, request_key) where metric = 'correct' "
         "group by all order by model",
     )
-    assert lines[1] == f"base,{server.api_base_at('base')},{sum(g == 'A' for g in gold.values()) / n}"
+    assert (
+        lines[1] == f"base,{server.api_base_at('base')},{sum(g == 'A' for g in gold.values()) / n}"
+    )
     assert lines[2] == f"tuned,{server.api_base_at('ft')},1.0"
 
 
@@ -133,7 +135,8 @@ def test_costs_view_and_runs_row_agree_with_retries_and_reuse(
     lines = query_csv(
         store,
         "select r.run_id, r.cost_usd, sum(c.cost_usd), sum(c.original_cost_usd), count(*), "
-        "r.n_requests from runs r join costs c using (run_id) group by all order by min(r.started_at)",
+        "r.n_requests from runs r join costs c using (run_id) "
+        "group by all order by min(r.started_at)",
     )
     first, second = (line.split(",") for line in lines[1:])
     n, per_answer = len(gold), 1000 * 1e-6 + 10 * 1e-5

@@ -1,0 +1,52 @@
+"""Two runs (two processes) sharing a store and a model pay once for each request: they split
+the requests between them, each waiting for the other's answers through claims in the store."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from support.cli_process import start_cli
+from support.model_server import ModelServer, Reply
+from support.trip_panel import gold_rule, query_csv, trip_gold, write_panel
+
+pytestmark = pytest.mark.usefixtures("prefect_backend")
+
+
+def test_two_processes_on_one_store_pay_once_and_both_score_everything(
+    tmp_path: Path, server: ModelServer
+) -> None:
+    source, gold = trip_gold(tmp_path)
+    answer = gold_rule(gold)
+    both_asking = threading.Event()
+
+    def shared(body: dict[str, Any], hit: int) -> Reply:
+        # No reply until both runs have requests in flight (two each at most), however far
+        # apart the two processes start: so they surely overlap.
+        if hit >= 4:
+            both_asking.set()
+        both_asking.wait(timeout=120)
+        return Reply(answer(body, hit).text, delay_s=0.2)
+
+    server.rules["shared"] = shared
+    model = {"model": "openai/shared", "api_base": server.api_base, "max_concurrency": 2}
+    panel = write_panel(tmp_path / "panel.yaml", source, [model], chunk_size=10)
+    store = tmp_path / "store"
+    args = ["run", "--panel", str(panel), "--store", str(store)]
+    runs = [start_cli(args, tmp_path / name) for name in ("one", "two")]
+    for cli in runs:
+        assert cli.wait(timeout=180) == 0, cli.stderr
+    n = len(gold)
+    assert len(server.hits_for("shared")) == n, "a request was paid for by both runs"
+    lines = query_csv(
+        str(store), "select n_calls, n_cached, n_scored, status from runs order by run_id"
+    )
+    rows = [line.split(",") for line in lines[1:]]
+    assert [row[2:] for row in rows] == [[str(n), "finished"], [str(n), "finished"]]
+    calls = [int(row[0]) for row in rows]
+    # Both runs bought answers (they ran at once) and together bought each exactly once.
+    assert sum(calls) == n and min(calls) > 0
+    assert [int(row[1]) for row in rows] == [n - c for c in calls]

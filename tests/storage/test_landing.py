@@ -1,0 +1,59 @@
+"""Landings: a shard's parts become visible together or not at all, whatever the crash."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from roadeval.storage.catalog import query
+from roadeval.storage.landing import Part, land
+from roadeval.storage.store import LocalStore
+
+
+def _rows(table: str, n: int) -> list[dict[str, object]]:
+    return [{"run_id": "r", "suite": "s", "item_id": str(i), "model": "m"} for i in range(n)]
+
+
+class Crash(Exception):
+    pass
+
+
+class CrashingStore(LocalStore):
+    """A folder that dies (as a killed process would) on its n-th write."""
+
+    def __init__(self, root: Path, crash_on: int) -> None:
+        super().__init__(root)
+        self.crash_on, self.writes = crash_on, 0
+
+    def put(self, key: str, data: bytes) -> None:
+        self.writes += 1
+        if self.writes == self.crash_on:
+            raise Crash(key)
+        super().put(key, data)
+
+
+def _shard(store: LocalStore, name: str) -> None:
+    land(
+        store,
+        name,
+        [
+            Part("responses", _rows("responses", 3), suite="s", model="m"),
+            Part("parses", _rows("parses", 3), suite="s", model="m"),
+            Part("scores", _rows("scores", 3), suite="s", model="m"),
+        ],
+    )
+
+
+# The n-th write of the landing fails: 1 is its first part, 4 its marker (all parts written).
+@pytest.mark.parametrize("crash_on", [1, 2, 3, 4])
+def test_a_crash_mid_landing_leaves_nothing_visible(tmp_path: Path, crash_on: int) -> None:
+    _shard(LocalStore(tmp_path), "whole")
+    with pytest.raises(Crash):
+        _shard(CrashingStore(tmp_path, crash_on), "half")
+    store = LocalStore(tmp_path)
+    for table in ("responses", "parses", "scores"):
+        assert query(store, f"select count(*) from {table}")[1] == [(3,)]
+    # The parts are there, unpublished; a query that asks for them sees them.
+    _, unlanded = query(store, "select count(*) from responses", include_unlanded=True)
+    assert unlanded == [(3 if crash_on == 1 else 6,)]

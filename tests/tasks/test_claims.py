@@ -1,0 +1,90 @@
+"""Claims on requests, in a folder and on S3: one holder at a time, expiry, takeover by one."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import boto3
+import pytest
+
+from roadeval.storage.store import Store, open_store
+from roadeval.tasks.claims import RequestClaims
+
+KEY = "ab" + "c" * 62
+
+
+def _exclusive_and_expiring(store: Store) -> None:
+    first = RequestClaims(store, "run-1", ttl=0.5)
+    second = RequestClaims(store, "run-2", ttl=0.5)
+    lease = first.try_acquire(KEY)
+    assert lease is not None and lease.generation == 1
+    assert second.try_acquire(KEY) is None  # held
+    first.renew(lease)
+    assert second.try_acquire(KEY) is None
+    time.sleep(0.6)  # the holder stopped renewing: its claim expired
+    taken = second.try_acquire(KEY)
+    assert taken is not None and taken.generation == 2
+    assert first.try_acquire(KEY) is None
+    second.release(taken)
+    again = first.try_acquire(KEY)
+    assert again is not None
+
+
+def test_claims_in_a_folder(tmp_path: Path) -> None:
+    _exclusive_and_expiring(open_store(str(tmp_path)))
+
+
+@pytest.mark.s3
+def test_claims_on_s3(s3_endpoint: str) -> None:
+    bucket = f"claims-{uuid.uuid4().hex[:8]}"
+    boto3.client("s3", endpoint_url=s3_endpoint).create_bucket(Bucket=bucket)
+    _exclusive_and_expiring(open_store(f"s3://{bucket}/x"))
+
+
+def test_only_one_of_many_racing_takers_wins_an_expired_claim(tmp_path: Path) -> None:
+    store = open_store(str(tmp_path))
+    assert RequestClaims(store, "dead", ttl=0.01).try_acquire(KEY) is not None
+    time.sleep(0.05)
+    won: list[object] = []
+    barrier = threading.Barrier(8)
+
+    def take(n: int) -> None:
+        claims = RequestClaims(store, f"taker-{n}", ttl=30)
+        barrier.wait()
+        lease = claims.try_acquire(KEY)
+        if lease is not None:
+            won.append(lease)
+
+    threads = [threading.Thread(target=take, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(won) == 1
+
+
+def test_a_claim_whose_holder_died_on_this_machine_is_free_at_once(tmp_path: Path) -> None:
+    store = open_store(str(tmp_path))
+    holder = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from roadeval.storage.store import open_store; "
+            "from roadeval.tasks.claims import RequestClaims; "
+            f"print(RequestClaims(open_store(sys.argv[1]), 'gone', ttl=600).try_acquire('{KEY}'))",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "generation=1" in holder.stdout
+    [claim] = (tmp_path / "cache" / "claims").rglob("1")
+    assert json.loads(claim.read_text())["expires_at"] > time.time() + 500
+    assert RequestClaims(store, "next", ttl=30).try_acquire(KEY) is not None
