@@ -191,12 +191,14 @@ class _Run:
             RunStatus.FAILED,
         )
         manifest = self.manifest(results, datetime.now(UTC))
-        key: str | None = None
+        last_key: str | None
         try:
-            key = record.end(reason.status, manifest, reason.message)
+            last_key = record.end(reason.status, manifest, reason.message)
         except Exception:
-            key = None  # the store that stopped the run may refuse its last record too
-        summary = RunSummary(self.run_id, self.store.uri, key, [], manifest, results, reason.status)
+            last_key = None  # the store that stopped the run may refuse its last record too
+        summary = RunSummary(
+            self.run_id, self.store.uri, last_key, [], manifest, results, reason.status
+        )
         raise RunStopped(summary, reason) from failure
 
     def _land_metrics(self, results: list[ShardResult]) -> list[dict[str, Any]]:

@@ -16,6 +16,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from typing import Any
+from unittest.mock import patch
 
 _PR_SET_PDEATHSIG = 1
 
@@ -48,9 +49,7 @@ def start_temporary_prefect_api() -> None:
     server = SubprocessASGIServer()
     if server.running:
         return
-    popen = subprocess.Popen
-    subprocess.Popen = _own_group_popen(popen)  # type: ignore[misc]
-    try:
+    # Prefect's server module starts the server with subprocess.Popen; only for this start does
+    # that Popen put its child in a group of its own.
+    with patch.object(subprocess, "Popen", _own_group_popen(subprocess.Popen)):
         server.start()
-    finally:
-        subprocess.Popen = popen  # type: ignore[misc]

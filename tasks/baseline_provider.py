@@ -14,7 +14,7 @@ from roadeval.tasks.model_spec import BASELINE_PROVIDER
 class BaselineProvider(CustomLLM):
     """Answers `roadeval/<baseline>` calls with the registered baseline of the item's suite."""
 
-    async def acompletion(  # type: ignore[override]
+    async def acompletion(
         self,
         model: str,
         messages: list,

@@ -149,10 +149,11 @@ class ModelResponse:
     def from_cache(cls, data: bytes, request_key: str) -> ModelResponse:
         """The stored answer to `request_key`; CorruptCacheEntry when it cannot be that."""
         try:
-            body = json.loads(data)
+            body: Any = json.loads(data)
             if not isinstance(body, dict):
                 raise CorruptCacheEntry("not a JSON object")
-            response = cls(**{k: body.get(k) for k in cls._CACHED_FIELDS if k in body})
+            fields: dict[str, Any] = {k: body[k] for k in cls._CACHED_FIELDS if k in body}
+            response = cls(**fields)
         except (UnicodeDecodeError, json.JSONDecodeError, TypeError) as exc:
             raise CorruptCacheEntry(f"unreadable: {exc}") from None
         if response.request_key != request_key:

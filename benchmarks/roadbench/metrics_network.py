@@ -4,9 +4,9 @@ and buffer F1, all in coordinates normalised by the image width and height."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence, Sized
+from collections.abc import Iterable, Mapping, Sequence, Sized
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import shapely
@@ -199,7 +199,9 @@ def score_network(
         values.update(worst_line_scores(thetas))
         return NetworkScore(values, anomaly, dropped)
     try:
-        pred_lines = normalised_lines(pred_entries, width, height, skip_other=True)
+        pred_lines = normalised_lines(
+            cast(Iterable[Any], pred_entries), width, height, skip_other=True
+        )
         true_lines = normalised_lines(true_entries, width, height, skip_other=False)
         values.update(line_scores(pred_lines, true_lines, thetas))
     except ReleaseLineFailure as exc:

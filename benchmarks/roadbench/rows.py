@@ -50,7 +50,7 @@ def wkt_geometry(
         geom = shapely.from_wkt(text)
     except Exception as exc:
         raise row_problem(path, line, field, f"WKT does not parse: {text!r} ({exc})", row) from exc
-    if not isinstance(geom, kind) or geom.is_empty:
+    if not isinstance(geom, kind) or shapely.is_empty(geom):
         wanted = "POINT" if kind is Point else "LINESTRING"
         raise row_problem(path, line, field, f"expected a non-empty {wanted}, got {text!r}", row)
     return geom

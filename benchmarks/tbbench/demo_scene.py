@@ -134,8 +134,9 @@ def _box_corners(vehicle: Vehicle, ego_yaw_deg: float) -> list[tuple[float, floa
 
 
 def _draw_vehicle(draw: ImageDraw.ImageDraw, vehicle: Vehicle, ego_yaw_deg: float) -> None:
-    points = [_project(*corner) for corner in _box_corners(vehicle, ego_yaw_deg)]
-    if any(point is None for point in points):
+    projected = [_project(*corner) for corner in _box_corners(vehicle, ego_yaw_deg)]
+    points = [point for point in projected if point is not None]
+    if len(points) < len(projected):
         return  # behind or beside the camera: out of view, as in a real dashcam frame
     colour = ENTITY_COLOURS[vehicle.entity - 1]
     for start, end in _BOX_EDGES:

@@ -97,7 +97,7 @@ def score_prediction_file(
             parsed = read_answer(row.task, row.solution, text or "")
         per_task.setdefault(row.task, []).append(float(grade(row.task, row.solution, parsed)))
         statuses.setdefault(row.task, Counter())[parsed.status.value] += 1
-    tasks = {
+    tasks: dict[str, dict[str, Any]] = {
         spec.code: {
             "release_task": spec.release_name,
             "accuracy": accuracy_percent(per_task[spec.code]),
