@@ -72,6 +72,19 @@ class Store(ABC):
         return f"{self.uri.rstrip('/')}/{key}"
 
 
+# Temporary files of atomic writes and write probes: never keys.
+_HIDDEN = (".part-", ".roadeval-probe-")
+
+
+def _files_below(folder: Path, key: str) -> list[str]:
+    found: list[str] = []
+    for parent, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(_HIDDEN)]
+        below = key + parent[len(str(folder)) :].replace(os.sep, "/")
+        found.extend(f"{below}/{name}" for name in files if not name.startswith(_HIDDEN))
+    return found
+
+
 class LocalStore(Store):
     """A folder. Writes go to a temporary file beside the target and are renamed into place."""
 
@@ -110,14 +123,22 @@ class LocalStore(Store):
         return self._path(key).is_file()
 
     def list(self, prefix: str) -> list[str]:
-        base = self._path(prefix)
-        if not base.exists():
+        # As on S3, a prefix need not end at a folder: "a/b" lists a/b/..., a/bc, a/b.1, ...
+        folder, _, start = prefix.rpartition("/")
+        base = self.root / folder if folder else self.root
+        if not base.is_dir():
             return []
-        return sorted(
-            str(path.relative_to(self.root))
-            for path in base.rglob("*")
-            if path.is_file() and not path.name.startswith(".part-")
-        )
+        keys: list[str] = []
+        with os.scandir(base) as entries:
+            for entry in entries:
+                if not entry.name.startswith(start) or entry.name.startswith(_HIDDEN):
+                    continue
+                key = f"{folder}/{entry.name}" if folder else entry.name
+                if entry.is_dir(follow_symlinks=False):
+                    keys.extend(_files_below(Path(entry.path), key))
+                elif entry.is_file():
+                    keys.append(key)
+        return sorted(keys)
 
     def arrow(self) -> tuple[pafs.FileSystem, str]:
         return pafs.LocalFileSystem(), str(self.root)

@@ -61,30 +61,52 @@ class Asker:
             async with self.client.asking:
                 if self.client.stop.requested:
                     return CallOutcome(stopped=True)
-                lease = await self._store(claims.try_acquire, request.key)
-                if lease is not None:
-                    return await self._ask_leased(request, claims, lease)
+                claimed = await self._store(self._claim, claims, request.key)
+                if isinstance(claimed, ModelResponse):
+                    return CallOutcome([claimed])
+                if claimed is not None:
+                    return await self._ask_leased(request, claims, claimed)
             await asyncio.sleep(wait_s)
             wait_s = min(wait_s * 1.5, claims.max_poll_s)
             cached: ModelResponse | None = await self._store(self.cache.get, request.key)
             if cached is not None:
                 return CallOutcome([cached])
 
+    def _claim(self, claims: RequestClaims, request_key: str) -> Lease | ModelResponse | None:
+        """(In a thread.) A lease on the request; or its answer, if the last holder kept one
+        between our look-up and our claim; or None while someone else holds it."""
+        lease = claims.try_acquire(request_key)
+        if lease is None:
+            return None
+        cached = self.cache.get(request_key)
+        if cached is None:
+            return lease
+        claims.release(lease)
+        return cached
+
     async def _ask_leased(
         self, request: ModelRequest, claims: RequestClaims, lease: Lease
     ) -> CallOutcome:
         renewing = asyncio.create_task(self._renew(claims, lease))
+        kept = False
         try:
-            # The last holder may have answered between our look-up and our claim.
-            cached = await self._store(self.cache.get, request.key)
-            if cached is not None:
-                return CallOutcome([cached])
-            return await self._call_and_keep(request)
+            outcome = await self.client.complete(request)
+            final = outcome.final
+            if final is not None and final.ok:
+                await self._store(self._keep, final, claims, lease)
+                kept = True
+            return outcome
         finally:
             renewing.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await renewing
-            await self._store(claims.release, lease)
+            if not kept:
+                await self._store(claims.release, lease)
+
+    def _keep(self, answer: ModelResponse, claims: RequestClaims, lease: Lease) -> None:
+        """(In a thread.) Keep the answer, then let the claim go: waiters find the answer."""
+        self.cache.put(answer)
+        claims.release(lease)
 
     async def _renew(self, claims: RequestClaims, lease: Lease) -> None:
         while True:

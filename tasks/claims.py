@@ -51,7 +51,8 @@ class RequestClaims:
 
     @staticmethod
     def prefix(request_key: str) -> str:
-        return f"cache/claims/{request_key[:2]}/{request_key}/"
+        """Claims on a request are keys <prefix><generation>: no folder per request."""
+        return f"cache/claims/{request_key[:2]}/{request_key}."
 
     def _body(self) -> bytes:
         return json.dumps(

@@ -85,6 +85,6 @@ def test_a_claim_whose_holder_died_on_this_machine_is_free_at_once(tmp_path: Pat
         check=True,
     )
     assert "generation=1" in holder.stdout
-    [claim] = (tmp_path / "cache" / "claims").rglob("1")
+    [claim] = (tmp_path / "cache" / "claims").rglob("*.1")
     assert json.loads(claim.read_text())["expires_at"] > time.time() + 500
     assert RequestClaims(store, "next", ttl=30).try_acquire(KEY) is not None
