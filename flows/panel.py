@@ -169,6 +169,7 @@ class _Run:
         record = RunRecord(self.store, self.run_id)
         record.start(self.manifest([], None))
         results: list[ShardResult] = []
+        metrics: list[dict[str, Any]] | None = None
         failure: BaseException | None = None
         try:
             for suite in self.loaded:
@@ -176,10 +177,12 @@ class _Run:
             futures = [shard_task.submit(shard, self.store) for shard in self.shards]
             total = sum(len(shard.items) for shard in self.shards)
             results, failure = _collect(futures, self.stop, total)
+            if failure is None and not self.stop.requested:
+                # Metrics only from a whole run: a stopped run's would describe a subset.
+                metrics = self._land_metrics(results)
         except Exception as exc:
             failure = exc
-        if failure is None and not self.stop.requested:
-            metrics = self._land_metrics(results)
+        if metrics is not None:
             manifest = self.manifest(results, datetime.now(UTC))
             key = record.end(RunStatus.FINISHED, manifest)
             return RunSummary(self.run_id, self.store.uri, key, metrics, manifest, results)

@@ -36,6 +36,8 @@ _EXPORTS: dict[str, str] = {
     "Panel": "roadeval.flows.panel_file",
     "load_panel": "roadeval.flows.panel_file",
     "evaluate_panel": "roadeval.flows.panel",
+    "RunStopped": "roadeval.flows.panel",
+    "RunSummary": "roadeval.flows.panel",
 }
 
 __all__ = [  # noqa: RUF022 - grouped as in _EXPORTS
@@ -50,6 +52,8 @@ __all__ = [  # noqa: RUF022 - grouped as in _EXPORTS
     "Panel",
     "ParseStatus",
     "ParsedAnswer",
+    "RunStopped",
+    "RunSummary",
     "ScoredItem",
     "Store",
     "Suite",
@@ -72,7 +76,7 @@ if TYPE_CHECKING:
         suite_names,
     )
     from roadeval.benchmarks.suite import ParsedAnswer, ParseStatus, ScoredItem, Suite
-    from roadeval.flows.panel import evaluate_panel
+    from roadeval.flows.panel import RunStopped, RunSummary, evaluate_panel
     from roadeval.flows.panel_file import Panel, load_panel
     from roadeval.storage.store import Store, open_store
     from roadeval.tasks.model_spec import ModelSpec

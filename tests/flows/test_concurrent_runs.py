@@ -4,9 +4,11 @@ the requests between them, each waiting for the other's answers through claims i
 from __future__ import annotations
 
 import threading
+import uuid
 from pathlib import Path
 from typing import Any
 
+import boto3
 import pytest
 
 from support.cli_process import start_cli
@@ -16,8 +18,19 @@ from support.trip_panel import gold_rule, query_csv, trip_gold, write_panel
 pytestmark = pytest.mark.usefixtures("prefect_backend")
 
 
+@pytest.fixture(params=["folder", pytest.param("s3", marks=pytest.mark.s3)])
+def shared_store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A store both runs use: a local folder, or a bucket on the S3 test server."""
+    if request.param == "folder":
+        return str(tmp_path / "store")
+    endpoint = request.getfixturevalue("s3_endpoint")
+    bucket = f"shared-{uuid.uuid4().hex[:8]}"
+    boto3.client("s3", endpoint_url=endpoint).create_bucket(Bucket=bucket)
+    return f"s3://{bucket}/runs"
+
+
 def test_two_processes_on_one_store_pay_once_and_both_score_everything(
-    tmp_path: Path, server: ModelServer
+    tmp_path: Path, server: ModelServer, shared_store: str
 ) -> None:
     source, gold = trip_gold(tmp_path)
     answer = gold_rule(gold)
@@ -34,16 +47,14 @@ def test_two_processes_on_one_store_pay_once_and_both_score_everything(
     server.rules["shared"] = shared
     model = {"model": "openai/shared", "api_base": server.api_base, "max_concurrency": 2}
     panel = write_panel(tmp_path / "panel.yaml", source, [model], chunk_size=10)
-    store = tmp_path / "store"
-    args = ["run", "--panel", str(panel), "--store", str(store)]
+    store = shared_store
+    args = ["run", "--panel", str(panel), "--store", store]
     runs = [start_cli(args, tmp_path / name) for name in ("one", "two")]
     for cli in runs:
         assert cli.wait(timeout=180) == 0, cli.stderr
     n = len(gold)
     assert len(server.hits_for("shared")) == n, "a request was paid for by both runs"
-    lines = query_csv(
-        str(store), "select n_calls, n_cached, n_scored, status from runs order by run_id"
-    )
+    lines = query_csv(store, "select n_calls, n_cached, n_scored, status from runs order by run_id")
     rows = [line.split(",") for line in lines[1:]]
     assert [row[2:] for row in rows] == [[str(n), "finished"], [str(n), "finished"]]
     calls = [int(row[0]) for row in rows]
