@@ -46,13 +46,21 @@ _consoles = _Consoles()
 
 
 def _fail(message: str, code: int = 2) -> NoReturn:
-    _consoles.err.print(f"[bold red]error:[/bold red] {escape(message)}")
+    _consoles.err.print(f"[bold red]error:[/bold red] {_printable(message)}")
     raise typer.Exit(code=code)
 
 
 def _interrupted(message: str, code: int) -> NoReturn:
-    _consoles.err.print(f"[bold yellow]interrupted:[/bold yellow] {escape(message)}")
+    _consoles.err.print(f"[bold yellow]interrupted:[/bold yellow] {_printable(message)}")
     raise typer.Exit(code=code)
+
+
+def _printable(message: str) -> str:
+    """A message as the terminal gets it: any secret of the environment redacted, and rich's
+    markup characters escaped (a file name or a reply may hold brackets)."""
+    from roadeval.tasks.secrets import Redactor
+
+    return escape(Redactor.from_environment().text(message))
 
 
 class _Terminated(Exception):

@@ -130,7 +130,7 @@ def evaluate_panel(panel: Panel, store_uri: str | None = None) -> RunSummary:
         for spec in panel.models
     }
     shards, not_covered = plan_shards(run_id, panel, loaded, clients)
-    run = _Run(run_id, panel, store, loaded, shards, not_covered, started, stop)
+    run = _Run(run_id, panel, store, loaded, shards, not_covered, started, stop, redact)
     filters = install_log_redaction(redact)
     try:
         with stop.on_signals():
@@ -151,6 +151,7 @@ class _Run:
     not_covered: list[dict[str, Any]]
     started: datetime
     stop: StopSignal
+    redact: Redactor
 
     def manifest(self, results: list[ShardResult], ended: datetime | None) -> dict[str, Any]:
         return build_manifest(
@@ -166,7 +167,7 @@ class _Run:
         )
 
     def execute(self) -> RunSummary:
-        record = RunRecord(self.store, self.run_id)
+        record = RunRecord(self.store, self.run_id, self.redact)
         record.start(self.manifest([], None))
         results: list[ShardResult] = []
         metrics: list[dict[str, Any]] | None = None

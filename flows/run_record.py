@@ -18,6 +18,7 @@ from roadeval.storage.heartbeats import Heartbeat, heartbeat_key, interval_s
 from roadeval.storage.landing import Part, land
 from roadeval.storage.store import Store
 from roadeval.storage.tables import RUN_COUNT_COLUMNS
+from roadeval.tasks.secrets import Redactor
 
 
 class RunStatus:
@@ -34,9 +35,11 @@ def manifest_key(run_id: str) -> str:
 class RunRecord:
     """Writes one run's events, manifest and heartbeat."""
 
-    def __init__(self, store: Store, run_id: str) -> None:
+    def __init__(self, store: Store, run_id: str, redact: Redactor) -> None:
         self.store = store
         self.run_id = run_id
+        # Manifests carry error messages from providers: redacted once more, as a whole.
+        self.redact = redact
         self.interval_s = interval_s()
         self._seq = 0
         self._stopped = threading.Event()
@@ -59,7 +62,10 @@ class RunRecord:
         return self._event(status, manifest, message)
 
     def _event(self, status: str, manifest: dict[str, Any], message: str | None = None) -> str:
-        manifest = {**manifest, "status": status, "message": message}
+        message = self.redact(message)
+        manifest = json.loads(
+            self.redact.text(json.dumps({**manifest, "status": status, "message": message}))
+        )
         key = manifest_key(self.run_id)
         self.store.put(key, json.dumps(manifest, indent=2, ensure_ascii=False).encode())
         totals = manifest.get("totals", {})
