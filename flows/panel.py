@@ -25,7 +25,7 @@ from roadeval.flows.planning import plan_shards
 from roadeval.flows.run_record import RunRecord, RunStatus
 from roadeval.flows.suites import LoadedSuite, load_entry
 from roadeval.storage.landing import Part, land
-from roadeval.storage.store import Store, describe_store_error, open_store
+from roadeval.storage.store import Store, StoreError, describe_store_error, open_store
 from roadeval.tasks.aggregate import aggregate
 from roadeval.tasks.gateway import MissingKeyError, ModelClient, missing_key_message
 from roadeval.tasks.items_table import land_items
@@ -168,7 +168,11 @@ class _Run:
 
     def execute(self) -> RunSummary:
         record = RunRecord(self.store, self.run_id, self.redact)
-        record.start(self.manifest([], None))
+        try:
+            record.start(self.manifest([], None))
+        except Exception as exc:
+            # Nothing was asked yet: the store failing now is a store error, not a failed run.
+            raise StoreError(describe_store_error(self.store.uri, exc)) from exc
         results: list[ShardResult] = []
         metrics: list[dict[str, Any]] | None = None
         failure: BaseException | None = None

@@ -22,6 +22,17 @@ OFFLINE_DEFAULTS: dict[str, str] = {
 }
 
 
+def seconds_from_env(name: str, default: float) -> float:
+    """A duration setting: the variable `name` if set (seconds), else `default`."""
+    configured = os.environ.get(name)
+    if not configured:
+        return default
+    try:
+        return float(configured)
+    except ValueError:
+        raise ValueError(f"{name}={configured!r} is not a number of seconds") from None
+
+
 def apply_offline_defaults() -> None:
     """Set each default unless the user already chose a value."""
     for key, value in OFFLINE_DEFAULTS.items():

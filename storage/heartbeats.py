@@ -12,6 +12,7 @@ import socket
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 
+from roadeval.environment import seconds_from_env
 from roadeval.storage.liveness import writer_alive
 from roadeval.storage.store import Store
 
@@ -26,8 +27,7 @@ def heartbeat_key(run_id: str) -> str:
 
 def interval_s() -> float:
     """The heartbeat period: ROADEVAL_HEARTBEAT_S, else 15 s."""
-    configured = os.environ.get("ROADEVAL_HEARTBEAT_S")
-    return float(configured) if configured else DEFAULT_INTERVAL_S
+    return seconds_from_env("ROADEVAL_HEARTBEAT_S", DEFAULT_INTERVAL_S)
 
 
 @dataclass(frozen=True)

@@ -6,23 +6,27 @@ import os
 import tempfile
 import uuid
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pyarrow.fs as pafs
 
 
-def write_atomic(target: Path, data: bytes) -> None:
-    """Write to a temporary file beside `target`, then rename: readers see all or nothing."""
+def write_atomic(
+    target: Path, data: bytes, publish: Callable[[str, Path], None] | None = None
+) -> None:
+    """Write to a temporary file beside `target`, then `publish` it there (os.replace unless
+    told otherwise): readers see all or nothing."""
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".part-")
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-        os.replace(tmp, target)
-    except BaseException:
+        (publish or os.replace)(tmp, target)
+    finally:
+        # After a rename nothing is left here; after a link (or a failure) the temporary goes.
         Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class StoreError(OSError):
@@ -99,18 +103,11 @@ class LocalStore(Store):
         write_atomic(self._path(key), data)
 
     def create(self, key: str, data: bytes) -> bool:
-        target = self._path(key)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".part-")
         try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
             # link() fails if the target exists, and the target appears whole: an atomic claim.
-            os.link(tmp, target)
+            write_atomic(self._path(key), data, publish=os.link)
         except FileExistsError:
             return False
-        finally:
-            Path(tmp).unlink(missing_ok=True)
         return True
 
     def delete(self, key: str) -> None:

@@ -18,6 +18,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from roadeval.environment import seconds_from_env
 from roadeval.storage.liveness import writer_alive
 from roadeval.storage.store import Store
 
@@ -27,8 +28,7 @@ DEFAULT_POLL_S = 0.25
 
 def ttl_s() -> float:
     """How long a claim holds without renewal: ROADEVAL_CLAIM_TTL_S, else 30 s."""
-    configured = os.environ.get("ROADEVAL_CLAIM_TTL_S")
-    return float(configured) if configured else DEFAULT_TTL_S
+    return seconds_from_env("ROADEVAL_CLAIM_TTL_S", DEFAULT_TTL_S)
 
 
 @dataclass(frozen=True)

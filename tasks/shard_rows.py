@@ -15,19 +15,27 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 
+def _whose(run_id: str, client: ModelClient, outcome: ItemOutcome) -> dict[str, Any]:
+    """The columns every row starts with: which run, item and model it is about."""
+    item = outcome.item
+    return {
+        "run_id": run_id,
+        "suite": item.suite,
+        "task": item.task,
+        "item_id": item.item_id,
+        "model": client.spec.label,
+    }
+
+
 def response_rows(
     run_id: str, client: ModelClient, outcome: ItemOutcome, now: datetime
 ) -> Iterator[dict[str, Any]]:
     """One row per HTTP try and per reused answer; costs are this run's (0 when reused)."""
-    item = outcome.item
+    whose = _whose(run_id, client, outcome)
     for response in outcome.responses:
         yield {
-            "run_id": run_id,
-            "suite": item.suite,
-            "task": item.task,
-            "item_id": item.item_id,
-            "content_hash": item.content_hash,
-            "model": client.spec.label,
+            **whose,
+            "content_hash": outcome.item.content_hash,
             "model_string": client.spec.model,
             "api_base": client.api_base,
             "request_key": response.request_key,
@@ -50,16 +58,12 @@ def response_rows(
 
 
 def parse_rows(run_id: str, client: ModelClient, outcome: ItemOutcome) -> Iterator[dict[str, Any]]:
-    item = outcome.item
+    whose = _whose(run_id, client, outcome)
     for attempt in outcome.attempts:
         if attempt.parsed is None:
             continue
         yield {
-            "run_id": run_id,
-            "suite": item.suite,
-            "task": item.task,
-            "item_id": item.item_id,
-            "model": client.spec.label,
+            **whose,
             "attempt": attempt.final.attempt,
             "request_key": attempt.final.request_key,
             "status": str(attempt.parsed.status),
@@ -70,18 +74,14 @@ def parse_rows(run_id: str, client: ModelClient, outcome: ItemOutcome) -> Iterat
 
 
 def score_rows(run_id: str, client: ModelClient, outcome: ItemOutcome) -> Iterator[dict[str, Any]]:
-    item = outcome.item
     if outcome.values is None:
         return
+    whose = _whose(run_id, client, outcome)
     answer_key = outcome.attempts[-1].final.request_key
     for metric, value in outcome.values.items():
         yield {
-            "run_id": run_id,
-            "suite": item.suite,
-            "task": item.task,
-            "item_id": item.item_id,
-            "content_hash": item.content_hash,
-            "model": client.spec.label,
+            **whose,
+            "content_hash": outcome.item.content_hash,
             "request_key": answer_key,
             "metric": metric,
             "value": float(value),

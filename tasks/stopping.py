@@ -8,20 +8,20 @@ schedule the cancellation on the gateway loop, so they are safe whatever the mai
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from roadeval.environment import seconds_from_env
+
 DEFAULT_GRACE_S = 3.0
 
 
 def grace_s() -> float:
     """How long requests in flight may finish after a stop: ROADEVAL_STOP_GRACE_S, else 3 s."""
-    configured = os.environ.get("ROADEVAL_STOP_GRACE_S")
-    return float(configured) if configured else DEFAULT_GRACE_S
+    return seconds_from_env("ROADEVAL_STOP_GRACE_S", DEFAULT_GRACE_S)
 
 
 @dataclass(frozen=True)
