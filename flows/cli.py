@@ -84,27 +84,39 @@ def _run_panel(panel_path: Path, store: str | None, on_bad_item: str | None = No
         signal.signal(signal.SIGTERM, previous)
 
 
-def _run_panel_once(panel_path: Path, store: str | None, on_bad_item: str | None) -> None:
-    # Heavy imports (Prefect, LiteLLM) only when a run starts, so `--help` stays fast.
-    from roadeval.benchmarks.errors import BadItemPolicy, ItemError, SuiteSourceError
-    from roadeval.flows.panel import RunStopped, evaluate_panel
+def _checked_panel(panel_path: Path, store: str | None, on_bad_item: str | None) -> Any:
+    """The panel, read and checked with what is quick to check (the store can be written,
+    every key is set), before anything heavy is imported or started."""
+    from roadeval.benchmarks.errors import BadItemPolicy
     from roadeval.flows.panel_file import PanelError, load_panel, with_bad_item_policy
+    from roadeval.flows.preflight import check_before_run
+    from roadeval.storage.store import StoreError
+
+    try:
+        panel = load_panel(panel_path)
+        if on_bad_item is not None:
+            panel = with_bad_item_policy(panel, BadItemPolicy(on_bad_item))
+        check_before_run(panel, store)
+    except (PanelError, StoreError, ValueError) as exc:
+        _fail(str(exc))
+    return panel
+
+
+def _run_panel_once(panel_path: Path, store: str | None, on_bad_item: str | None) -> None:
+    panel = _checked_panel(panel_path, store, on_bad_item)
+    # Heavy imports (Prefect, LiteLLM) only when a run starts, so `--help` stays fast.
+    from roadeval.benchmarks.errors import ItemError, SuiteSourceError
+    from roadeval.flows.panel import RunStopped, evaluate_panel
     from roadeval.flows.prefect_api import start_temporary_prefect_api
     from roadeval.storage.store import StoreError
     from roadeval.tasks.report import print_report
 
-    try:
-        panel = load_panel(panel_path)
-    except PanelError as exc:
-        _fail(str(exc))
-    if on_bad_item is not None:
-        panel = with_bad_item_policy(panel, BadItemPolicy(on_bad_item))
     # The CLI reports a failed run itself (file, line, field); Prefect's copy of the same error
     # as a traceback would bury that message.
     for name in ("prefect.flow_runs", "prefect.task_runs"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
-    start_temporary_prefect_api()
     try:
+        start_temporary_prefect_api()
         summary = evaluate_panel(panel, store)
     except RunStopped as stopped:
         end = _interrupted if stopped.reason.status == "interrupted" else _fail

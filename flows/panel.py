@@ -22,12 +22,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from roadeval.flows.manifest import build_manifest, count_table
 from roadeval.flows.panel_file import Panel
 from roadeval.flows.planning import plan_shards
+from roadeval.flows.preflight import check_before_run
 from roadeval.flows.run_record import RunRecord, RunStatus
 from roadeval.flows.suites import LoadedSuite, load_entry
 from roadeval.storage.landing import Part, land
-from roadeval.storage.store import Store, StoreError, describe_store_error, open_store
+from roadeval.storage.store import Store, StoreError, describe_store_error
 from roadeval.tasks.aggregate import aggregate
-from roadeval.tasks.gateway import MissingKeyError, ModelClient, missing_key_message
+from roadeval.tasks.gateway import ModelClient
 from roadeval.tasks.items_table import land_items
 from roadeval.tasks.secrets import Redactor, install_log_redaction, remove_log_redaction
 from roadeval.tasks.shard import Shard, ShardResult, run_shard
@@ -74,13 +75,6 @@ def shard_task(shard: Shard, store: Store) -> ShardResult:
     return run_shard(shard, store)
 
 
-def require_keys(panel: Panel) -> None:
-    """Every `api_key_env` of the panel is set, before any call; else one error naming each."""
-    missing = [m for spec in panel.models if (m := missing_key_message(spec))]
-    if missing:
-        raise MissingKeyError("; ".join(missing))
-
-
 def _collect(
     futures: list[PrefectFuture[ShardResult]], stop: StopSignal, total_items: int
 ) -> tuple[list[ShardResult], BaseException | None]:
@@ -118,9 +112,7 @@ def evaluate_panel(panel: Panel, store_uri: str | None = None) -> RunSummary:
     """Load suites, answer every item with every model (cached by request key), score, land."""
     started = datetime.now(UTC)
     run_id = started.strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:8]
-    store = open_store(store_uri or panel.store)
-    store.probe_writable()
-    require_keys(panel)
+    store = check_before_run(panel, store_uri)
     loaded = [load_suite_task(panel, i) for i in range(len(panel.suites))]
 
     stop = StopSignal()

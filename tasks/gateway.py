@@ -21,7 +21,7 @@ import litellm
 from roadeval.tasks import baseline_provider
 from roadeval.tasks.call_errors import RETRYABLE, classify, retry_after_s
 from roadeval.tasks.limits import CallLimiter
-from roadeval.tasks.model_spec import ModelSpec
+from roadeval.tasks.model_spec import MissingKeyError, ModelSpec
 from roadeval.tasks.reachability import Reachability
 from roadeval.tasks.request import ErrorKind, ModelRequest, ModelResponse, normalize_api_base
 from roadeval.tasks.secrets import Redactor
@@ -62,20 +62,6 @@ def run_on_gateway(coro: Coroutine[Any, Any, T]) -> T:
             litellm.suppress_debug_info = True
             _LOOP = _Loop()
     return _LOOP.run(coro)
-
-
-class MissingKeyError(ValueError):
-    """A model's `api_key_env` names a variable that is not set."""
-
-
-def missing_key_message(spec: ModelSpec) -> str | None:
-    """Why `spec` cannot be called for want of its key, or None when it can."""
-    if spec.api_key_env and not os.environ.get(spec.api_key_env):
-        return (
-            f"model {spec.label}: its api_key_env, {spec.api_key_env}, is not set in the "
-            "environment"
-        )
-    return None
 
 
 @dataclass
@@ -144,7 +130,7 @@ class ModelClient:
         if spec.api_key_env:
             key = os.environ.get(spec.api_key_env)
             if not key:
-                raise MissingKeyError(missing_key_message(spec))
+                raise MissingKeyError(spec.missing_key or spec.api_key_env)
             kwargs["api_key"] = key
         elif self.api_base and not spec.is_baseline:
             kwargs["api_key"] = NO_KEY

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 BASELINE_PROVIDER = "roadeval"
+
+
+class MissingKeyError(ValueError):
+    """A model's `api_key_env` names a variable that is not set."""
 
 
 class ModelSpec(BaseModel):
@@ -60,3 +65,13 @@ class ModelSpec(BaseModel):
     @property
     def seed(self) -> int:
         return int(self.params.get("seed", 0))
+
+    @property
+    def missing_key(self) -> str | None:
+        """Why this model cannot be called for want of its key (now), or None when it can."""
+        if self.api_key_env and not os.environ.get(self.api_key_env):
+            return (
+                f"model {self.label}: its api_key_env, {self.api_key_env}, is not set in the "
+                "environment"
+            )
+        return None

@@ -1,0 +1,22 @@
+"""What is checked before a run starts anything: the store can be written, every key is set.
+
+Both are cheap and fail in seconds, so the CLI checks them before it starts Prefect (whose
+temporary server alone takes several seconds), and the flow checks them again for callers
+that start it some other way.
+"""
+
+from __future__ import annotations
+
+from roadeval.flows.panel_file import Panel
+from roadeval.storage.store import Store, open_store
+from roadeval.tasks.model_spec import MissingKeyError
+
+
+def check_before_run(panel: Panel, store_uri: str | None) -> Store:
+    """The run's store, writable; raises StoreError or MissingKeyError naming what is wrong."""
+    store = open_store(store_uri or panel.store)
+    store.probe_writable()
+    missing = [message for spec in panel.models if (message := spec.missing_key)]
+    if missing:
+        raise MissingKeyError("; ".join(missing))
+    return store
