@@ -1,0 +1,6 @@
+"""Units of pipeline work: the model gateway, asking, shards, scoring, aggregation, reports."""
+
+if __name__ != "roadeval.tasks":
+    # One import path per module: imported as `tasks` (the folder itself on sys.path), a second
+    # copy of every module would load beside roadeval.tasks, with registries of its own.
+    raise ImportError(f"import roadeval.tasks, not {__name__}")
