@@ -148,7 +148,16 @@ def synthesise(
 
 
 def score_all(suite: Suite, cases: list[tuple[Item, ParsedAnswer]]) -> list[ScoredItem]:
-    return [ScoredItem(item, parsed, suite.score(item, parsed)) for item, parsed in cases]
+    """Score as the flow's scoring stage does (keeping what the summary reuses); code from
+    before that stage existed scores with `score` alone, so both can be timed side by side."""
+    details = getattr(suite, "score_details", None)
+    if details is None:
+        return [ScoredItem(item, parsed, suite.score(item, parsed)) for item, parsed in cases]
+    scored = []
+    for item, parsed in cases:
+        score = details(item, parsed)
+        scored.append(ScoredItem(item, parsed, score.values, score.state))
+    return scored
 
 
 def time_task(

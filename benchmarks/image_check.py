@@ -29,6 +29,11 @@ class ImageInfo:
     size: tuple[int, int]
 
     @property
+    def mime(self) -> str | None:
+        """The MIME type a data URL of these bytes carries."""
+        return Image.MIME.get(self.format)
+
+    @property
     def suffix(self) -> str:
         """The usual file suffix for the format, e.g. for a materialized Parquet frame."""
         return ".jpg" if self.format == "JPEG" else f".{self.format.lower()}"
@@ -81,4 +86,4 @@ def image_media(
         info = check_image(data)
     except NotAnImageError as exc:
         raise NotAnImageError(f"image file {path}: {exc}") from None
-    return Media.from_bytes(kind, path, data, role=role, index=index), info
+    return Media.from_bytes(kind, path, data, role=role, index=index, mime=info.mime), info

@@ -38,6 +38,8 @@ class Media(BaseModel):
     sha256: str
     role: str | None = None
     index: int | None = None
+    # The MIME type read from the bytes, for images (None where it was not read).
+    mime: str | None = None
 
     @classmethod
     def from_file(
@@ -53,6 +55,7 @@ class Media(BaseModel):
         data: bytes,
         role: str | None = None,
         index: int | None = None,
+        mime: str | None = None,
     ) -> Media:
         """Media for the file at `path` whose bytes the caller has already read (and checked)."""
         return cls(
@@ -61,6 +64,7 @@ class Media(BaseModel):
             sha256=hashlib.sha256(data).hexdigest(),
             role=role,
             index=index,
+            mime=mime,
         )
 
     def read_bytes(self) -> bytes:
@@ -97,8 +101,10 @@ def compute_content_hash(item: Item) -> str:
     """Hash of everything that defines the item; media enter through their byte hashes."""
     body = item.model_dump(mode="json", exclude={"content_hash", "suite_version"})
     # The file path is where the bytes live, not what they are: moving a suite keeps its hashes.
+    # The MIME type is read from those bytes, which the hash covers already.
     for media in body["media"]:
         media.pop("path")
+        media.pop("mime", None)
     text = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()
 

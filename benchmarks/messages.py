@@ -1,30 +1,53 @@
-"""Chat messages in the OpenAI format, which LiteLLM accepts for every provider."""
+"""Chat messages in the OpenAI format, which LiteLLM accepts for every provider.
+
+A prompt holds its images by reference (`ImageRef`: a file, its sha256 and MIME type), so that a
+run can plan every request (and key it by the images' digests) without reading or encoding a
+single image; the bytes become a data URL only when the request is sent (`encode_messages`).
+"""
 
 from __future__ import annotations
 
 import base64
 from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
-from roadeval.benchmarks.suite import Message
-
-
-def image_part(data: bytes, mime: str = "image/png") -> dict:
-    """An image content part carrying the exact bytes as a data URL."""
-    encoded = base64.b64encode(data).decode("ascii")
-    return {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{encoded}"}}
+Message = dict[str, Any]
 
 
-def text_part(text: str) -> dict:
+@dataclass(frozen=True)
+class ImageRef:
+    """An image a prompt shows: sent as a data URL of its bytes, keyed by their digest."""
+
+    path: str
+    sha256: str
+    mime: str = "image/png"
+
+    def read_bytes(self) -> bytes:
+        return Path(self.path).read_bytes()
+
+    def data_url(self) -> str:
+        return f"data:{self.mime};base64,{base64.b64encode(self.read_bytes()).decode('ascii')}"
+
+    def digest(self) -> str:
+        """What stands for the image in a request key: its type and content, not its path."""
+        return f"{self.mime};sha256:{self.sha256}"
+
+
+def image_part(image: ImageRef) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": image}}
+
+
+def text_part(text: str) -> dict[str, Any]:
     return {"type": "text", "text": text}
 
 
-def user_message(
-    text: str, images: Sequence[tuple[bytes, str]] = (), text_first: bool = False
-) -> Message:
-    """A user turn with images (bytes, mime) and text; plain string content without images."""
+def user_message(text: str, images: Sequence[ImageRef] = (), text_first: bool = False) -> Message:
+    """A user turn with images and text; plain string content without images."""
     if not images:
         return {"role": "user", "content": text}
-    parts = [image_part(data, mime) for data, mime in images]
+    parts = [image_part(image) for image in images]
     return {
         "role": "user",
         "content": [text_part(text), *parts] if text_first else [*parts, text_part(text)],
@@ -35,8 +58,49 @@ def system_message(text: str) -> Message:
     return {"role": "system", "content": text}
 
 
+def _images(messages: Sequence[Message]) -> list[ImageRef]:
+    found: list[ImageRef] = []
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, list):
+            for part in content:
+                if part.get("type") == "image_url" and isinstance(
+                    part["image_url"]["url"], ImageRef
+                ):
+                    found.append(part["image_url"]["url"])
+    return found
+
+
+def has_images(messages: Sequence[Message]) -> bool:
+    return bool(_images(messages))
+
+
+def encode_messages(messages: Sequence[Message]) -> list[Message]:
+    """The messages as sent: every ImageRef replaced by a data URL of its bytes."""
+
+    def encode(part: dict[str, Any]) -> dict[str, Any]:
+        url = part.get("image_url", {}).get("url") if part.get("type") == "image_url" else None
+        if isinstance(url, ImageRef):
+            return {**part, "image_url": {**part["image_url"], "url": url.data_url()}}
+        return part
+
+    return [
+        {**m, "content": [encode(p) for p in m["content"]]}
+        if isinstance(m.get("content"), list)
+        else m
+        for m in messages
+    ]
+
+
+def key_default(value: object) -> str:
+    """JSON for what a request key hashes: an image by its digest."""
+    if isinstance(value, ImageRef):
+        return value.digest()
+    raise TypeError(f"{type(value).__name__} does not belong in a request")
+
+
 def message_text(messages: Sequence[Message]) -> str:
-    """All text of a conversation joined, for baselines that read the prompt as a model would."""
+    """All text of a conversation joined (tests read prompts as a model would)."""
     chunks: list[str] = []
     for message in messages:
         content = message.get("content")
@@ -48,7 +112,7 @@ def message_text(messages: Sequence[Message]) -> str:
 
 
 def message_images(messages: Sequence[Message]) -> list[bytes]:
-    """Decoded image bytes of a conversation, in order (tests and baselines inspect them)."""
+    """Image bytes of a conversation, in order, whether by reference or as data URLs."""
     images: list[bytes] = []
     for message in messages:
         content = message.get("content")
@@ -56,5 +120,8 @@ def message_images(messages: Sequence[Message]) -> list[bytes]:
             for part in content:
                 if part.get("type") == "image_url":
                     url = part["image_url"]["url"]
-                    images.append(base64.b64decode(url.split(",", 1)[1]))
+                    if isinstance(url, ImageRef):
+                        images.append(url.read_bytes())
+                    else:
+                        images.append(base64.b64decode(url.split(",", 1)[1]))
     return images

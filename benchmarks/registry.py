@@ -6,7 +6,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from roadeval.benchmarks.suite import Message, Suite
+from roadeval.benchmarks.item import Item
+from roadeval.benchmarks.suite import Suite
 
 _SUITES: dict[str, type[Suite]] = {}
 
@@ -42,14 +43,28 @@ def suite_names() -> list[str]:
 
 @dataclass(frozen=True)
 class BaselineCall:
-    """What an offline baseline sees: the request a real model would get, plus its routing."""
+    """What an offline baseline sees: the item as its prompt shows it (the gold answer withheld,
+    so no baseline can read it), the seed and the attempt."""
 
-    suite: str
-    task: str
-    item_id: str
-    messages: list[Message]
-    seed: int
-    attempt: int
+    item: Item
+    seed: int = 0
+    attempt: int = 1
+
+    @classmethod
+    def blind(cls, item: Item, seed: int = 0, attempt: int = 1) -> BaselineCall:
+        return cls(item.model_copy(update={"reference": None}), seed, attempt)
+
+    @property
+    def suite(self) -> str:
+        return self.item.suite
+
+    @property
+    def task(self) -> str:
+        return self.item.task
+
+    @property
+    def item_id(self) -> str:
+        return self.item.item_id
 
 
 BaselineFn = Callable[[BaselineCall], str]
@@ -82,9 +97,13 @@ def register_baseline(
     return wrap
 
 
+# The suite name of a baseline that answers for any suite (the offline judge).
+ANY_SUITE = "*"
+
+
 def find_baseline(name: str, suite: str, task: str) -> Baseline | None:
     _load_builtin()
-    for entry in _BASELINES.get((name, suite), []):
+    for entry in [*_BASELINES.get((name, suite), []), *_BASELINES.get((name, ANY_SUITE), [])]:
         if entry.covers(task):
             return entry
     return None

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, ClassVar
 
 from roadeval.benchmarks.errors import BadItemPolicy
-from roadeval.benchmarks.item import Item
+from roadeval.benchmarks.generation import GenerationSettings
+from roadeval.benchmarks.item import Item, MediaKind
+from roadeval.benchmarks.judging import Judge, JudgeReply
 from roadeval.benchmarks.loading import LoadReport
+from roadeval.benchmarks.messages import ImageRef, Message, encode_messages
+from roadeval.benchmarks.output import ModelOutput
 
-Message = dict[str, Any]
+__all__ = ["ItemScore", "Message", "ParseStatus", "ParsedAnswer", "ScoredItem", "Suite"]
 
 
 class ParseStatus(StrEnum):
@@ -33,12 +38,27 @@ class ParsedAnswer:
 
 
 @dataclass(frozen=True)
+class ItemScore:
+    """One item's scores: the metric values, the metrics that could not be scored (and why:
+    never a 0 in their place), what an audit wants kept (`details`, landed), the judge's reply
+    when a judge scored, and whatever the suite's own summary needs again (`state`, kept in
+    memory only, so that nothing is computed twice)."""
+
+    values: dict[str, float]
+    unscored: dict[str, str] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
+    judged: JudgeReply | None = None
+    state: Any = None
+
+
+@dataclass(frozen=True)
 class ScoredItem:
     """An item with its final parse and per-item metric values, input to corpus metrics."""
 
     item: Item
     parsed: ParsedAnswer
     values: dict[str, float]
+    state: Any = None
 
 
 class Suite(ABC):
@@ -51,6 +71,10 @@ class Suite(ABC):
     # Item labels whose values slice the per-item metrics named in `slice_metrics`.
     slice_labels: ClassVar[tuple[str, ...]] = ()
     slice_metrics: ClassVar[tuple[str, ...]] = ()
+    # What the protocol sends with every request; see `generation` for how the panel merges in.
+    generation: ClassVar[GenerationSettings] = GenerationSettings()
+    # Whether `score_item` calls a judge (the run then needs the panel's `judge:`).
+    uses_judge: ClassVar[bool] = False
 
     def __init__(self, **options: Any) -> None:
         """Suites with settings (from the panel's `options:`) override this and validate them."""
@@ -67,17 +91,46 @@ class Suite(ABC):
     def load(self, source: Path, *, on_bad_item: BadItemPolicy = BadItemPolicy.ERROR) -> LoadReport:
         """Read the suite from its released layout under `source`."""
 
-    @abstractmethod
-    def messages(self, item: Item) -> list[Message]:
-        """The exact chat messages the protocol sends for this item (media as data URLs)."""
+    def render(self, item: Item) -> tuple[ImageRef, ...]:
+        """The images the protocol shows for this item, as content-addressed files; a suite
+        that draws (RoadBench's reference line, TRIP's point-cloud views) renders them here, a
+        stage of its own so that it can fan out. By default: the item's images, in order."""
+        images = [m for m in item.media if m.kind in (MediaKind.IMAGE, MediaKind.FRAME)]
+        images.sort(key=lambda media: media.index if media.index is not None else 0)
+        return tuple(ImageRef(m.path, m.sha256, m.mime or "image/png") for m in images)
 
     @abstractmethod
-    def parse(self, item: Item, text: str) -> ParsedAnswer:
-        """Read the model's raw reply by the protocol's rules."""
+    def prompt(self, item: Item, images: Sequence[ImageRef]) -> list[Message]:
+        """The exact chat messages the protocol sends for this item, its images by reference."""
+
+    def messages(self, item: Item) -> list[Message]:
+        """The messages as sent (images as data URLs): `prompt` over `render`, encoded."""
+        return encode_messages(self.prompt(item, self.render(item)))
+
+    def generation_for(self, item: Item) -> GenerationSettings:
+        """The protocol's settings for this item's request (the same for every item unless a
+        suite's tasks differ)."""
+        return self.generation
+
+    @abstractmethod
+    def parse(self, item: Item, output: ModelOutput) -> ParsedAnswer:
+        """Read the model's output (its text, and log-probabilities where the protocol uses
+        them) by the protocol's rules."""
 
     @abstractmethod
     def score(self, item: Item, parsed: ParsedAnswer) -> dict[str, float]:
         """Per-item metric values (the bad-answer rule applies to unparsed answers)."""
+
+    def score_details(self, item: Item, parsed: ParsedAnswer) -> ItemScore:
+        """`score` with what an audit or the summary wants kept; by default the values alone."""
+        return ItemScore(values=self.score(item, parsed))
+
+    async def score_item(
+        self, item: Item, parsed: ParsedAnswer, output: ModelOutput, judge: Judge | None
+    ) -> ItemScore:
+        """The scoring stage's call: may be asynchronous and may call the judge. By default,
+        `score_details`, computed in a thread (it may be CPU-heavy, as RoadBench's is)."""
+        return await asyncio.to_thread(self.score_details, item, parsed)
 
     def should_reask(self, item: Item, parsed: ParsedAnswer) -> bool:
         """Whether the protocol asks the same question again after this answer."""

@@ -10,9 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import roadeval
+from roadeval.benchmarks.generation import departures, effective_params
 from roadeval.flows.panel_file import Panel
 from roadeval.flows.suites import LoadedSuite
 from roadeval.tasks.counts import COUNTS, new_counts
+from roadeval.tasks.plan import Shard
 from roadeval.tasks.shard import ShardResult
 
 
@@ -74,16 +76,36 @@ def totals(counts: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return {**summed, "cost_usd": sum(c["cost_usd"] for c in counts)}
 
 
+def generation_in_force(shards: Sequence[Shard]) -> list[dict[str, Any]]:
+    """Per suite x model: what the protocol states, what the panel set, what was sent, and
+    where the two part (see `benchmarks.generation` for the rule)."""
+    seen: dict[tuple[str, str], dict[str, Any]] = {}
+    for shard in shards:
+        suite, spec = shard.suite, shard.client.spec
+        if (suite.name, spec.label) in seen:
+            continue
+        protocol = suite.generation
+        seen[(suite.name, spec.label)] = {
+            "suite": suite.name,
+            "model": spec.label,
+            "protocol": protocol.params(),
+            "panel": spec.params,
+            "sent": effective_params(protocol, spec.params),
+            "departures": departures(protocol, spec.params),
+        }
+    return list(seen.values())
+
+
 def build_manifest(
     run_id: str,
     panel: Panel,
     loaded: list[LoadedSuite],
+    shards: Sequence[Shard],
     counts: list[dict[str, Any]],
     not_covered: list[dict[str, Any]],
     started: datetime,
     ended: datetime | None,
     store_uri: str,
-    planned_items: int,
 ) -> dict[str, Any]:
     """Suites with versions and hashes, models with decoding parameters, counts and times; the
     status is set by the run record when it lands the manifest."""
@@ -113,9 +135,11 @@ def build_manifest(
             for s in loaded
         ],
         "models": [redact_model(spec.model_dump(mode="json")) for spec in panel.models],
+        "judge": redact_model(panel.judge.model_dump(mode="json")) if panel.judge else None,
+        "generation": generation_in_force(shards),
         "not_covered": not_covered,
         # Item x model pairs the run set out to answer (its counts cover those it reached).
-        "planned_items": planned_items,
+        "planned_items": sum(len(shard.items) for shard in shards),
         "count_meanings": COUNTS,
         "counts": counts,
         "totals": totals(counts),

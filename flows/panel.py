@@ -11,10 +11,9 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
-from prefect import flow, task
-from prefect.cache_policies import NO_CACHE
+from prefect import flow
 from prefect.futures import PrefectFuture, as_completed
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -24,15 +23,27 @@ from roadeval.flows.panel_file import Panel
 from roadeval.flows.planning import plan_shards
 from roadeval.flows.preflight import check_before_run
 from roadeval.flows.run_record import RunRecord, RunStatus
-from roadeval.flows.suites import LoadedSuite, load_entry
+from roadeval.flows.stages import (
+    answer_task,
+    land_plan,
+    load_suite_task,
+    plan_task,
+    render_task,
+)
+from roadeval.flows.suites import LoadedSuite
 from roadeval.storage.landing import Part, land
+from roadeval.storage.records import MetricRow
 from roadeval.storage.store import Store, StoreError, describe_store_error
 from roadeval.tasks.aggregate import aggregate
 from roadeval.tasks.gateway import ModelClient
 from roadeval.tasks.items_table import land_items
+from roadeval.tasks.model_spec import ModelSpec
+from roadeval.tasks.plan import Shard, ShardPlan
 from roadeval.tasks.secrets import Redactor, install_log_redaction, remove_log_redaction
-from roadeval.tasks.shard import Shard, ShardResult, run_shard
+from roadeval.tasks.shard import ShardResult
 from roadeval.tasks.stopping import StopReason, StopSignal
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -42,7 +53,7 @@ class RunSummary:
     run_id: str
     store_uri: str
     manifest_key: str | None
-    metrics: list[dict[str, Any]]
+    metrics: list[MetricRow]
     manifest: dict[str, Any]
     results: list[ShardResult] = field(default_factory=list)
     status: str = RunStatus.FINISHED
@@ -61,27 +72,13 @@ class RunStopped(Exception):
         self.reason = reason
 
 
-@task(name="load-suite", cache_policy=NO_CACHE)
-def load_suite_task(panel: Panel, index: int) -> LoadedSuite:
-    return load_entry(panel, panel.suites[index])
-
-
-@task(
-    name="answer-shard",
-    cache_policy=NO_CACHE,
-    task_run_name="{shard.suite.name}/{shard.client.spec.label}/{shard.index}",
-)
-def shard_task(shard: Shard, store: Store) -> ShardResult:
-    return run_shard(shard, store)
-
-
 def _collect(
-    futures: list[PrefectFuture[ShardResult]], stop: StopSignal, total_items: int
-) -> tuple[list[ShardResult], BaseException | None]:
+    futures: list[PrefectFuture[T]], stop: StopSignal, total_items: int, doing: str
+) -> tuple[list[T], BaseException | None]:
     """Wait for every shard, showing on stderr how many items are done so far. A failed shard
     stops the run (the others end quickly and land what they have); its error is returned."""
     progress = Progress(
-        TextColumn("answering"),
+        TextColumn(doing),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
@@ -89,7 +86,7 @@ def _collect(
         transient=True,
     )
     failure: BaseException | None = None
-    done: dict[int, ShardResult] = {}
+    done: dict[int, T] = {}
     order = {id(future): n for n, future in enumerate(futures)}
     with progress:
         bar = progress.add_task("items", total=total_items)
@@ -102,9 +99,15 @@ def _collect(
                     stop.request(StopReason(f"a shard failed: {exc}", 1, RunStatus.FAILED))
                 continue
             done[order[id(future)]] = result
-            progress.advance(bar, result.counts["items"])
+            progress.advance(bar, _items_of(result))
     # Results in plan order, so reports and manifests do not depend on timing.
     return [done[n] for n in sorted(done)], failure
+
+
+def _items_of(result: object) -> int:
+    if isinstance(result, ShardResult):
+        return result.counts["items"]
+    return len(result.items) if isinstance(result, ShardPlan) else 0
 
 
 @flow(name="evaluate-panel", log_prints=False)
@@ -116,13 +119,15 @@ def evaluate_panel(panel: Panel, store_uri: str | None = None) -> RunSummary:
     loaded = [load_suite_task(panel, i) for i in range(len(panel.suites))]
 
     stop = StopSignal()
-    redact = Redactor.from_environment(s.api_key_env for s in panel.models if s.api_key_env)
-    clients = {
-        spec.label: ModelClient(spec, stop=stop, redact=redact, run_id=run_id)
-        for spec in panel.models
-    }
+    redact = Redactor.from_environment(s.api_key_env for s in panel.all_models if s.api_key_env)
+
+    def client(spec: ModelSpec) -> ModelClient:
+        return ModelClient(spec, stop=stop, redact=redact, run_id=run_id)
+
+    clients = {spec.label: client(spec) for spec in panel.models}
+    judge = client(panel.judge) if panel.judge is not None else None
     shards, not_covered = plan_shards(run_id, panel, loaded, clients)
-    run = _Run(run_id, panel, store, loaded, shards, not_covered, started, stop, redact)
+    run = _Run(run_id, panel, store, loaded, shards, not_covered, started, stop, redact, judge)
     filters = install_log_redaction(redact)
     try:
         with stop.on_signals():
@@ -144,18 +149,19 @@ class _Run:
     started: datetime
     stop: StopSignal
     redact: Redactor
+    judge: ModelClient | None
 
     def manifest(self, results: list[ShardResult], ended: datetime | None) -> dict[str, Any]:
         return build_manifest(
             self.run_id,
             self.panel,
             self.loaded,
+            self.shards,
             count_table(results),
             self.not_covered,
             self.started,
             ended,
             self.store.uri,
-            sum(len(shard.items) for shard in self.shards),
         )
 
     def execute(self) -> RunSummary:
@@ -166,14 +172,10 @@ class _Run:
             # Nothing was asked yet: the store failing now is a store error, not a failed run.
             raise StoreError(describe_store_error(self.store.uri, exc)) from exc
         results: list[ShardResult] = []
-        metrics: list[dict[str, Any]] | None = None
+        metrics: list[MetricRow] | None = None
         failure: BaseException | None = None
         try:
-            for suite in self.loaded:
-                land_items(self.store, suite.suite.name, suite.items, suite.hash)
-            futures = [shard_task.submit(shard, self.store) for shard in self.shards]
-            total = sum(len(shard.items) for shard in self.shards)
-            results, failure = _collect(futures, self.stop, total)
+            results, failure = self._stages()
             if failure is None and not self.stop.requested:
                 # Metrics only from a whole run: a stopped run's would describe a subset.
                 metrics = self._land_metrics(results)
@@ -201,12 +203,30 @@ class _Run:
         )
         raise RunStopped(summary, reason) from failure
 
-    def _land_metrics(self, results: list[ShardResult]) -> list[dict[str, Any]]:
+    def _stages(self) -> tuple[list[ShardResult], BaseException | None]:
+        """Land the items, render, plan every shard (and land the plan) before the first
+        call, then answer and score shard by shard."""
+        for suite in self.loaded:
+            land_items(self.store, suite.suite.name, suite.items, suite.hash)
+        render_futures = {s.suite.name: render_task.submit(s) for s in self.loaded}
+        renders = {name: future.result() for name, future in render_futures.items()}
+        total = sum(len(shard.items) for shard in self.shards)
+        plan_futures = [
+            plan_task.submit(shard, renders[shard.suite.name], self.store) for shard in self.shards
+        ]
+        plans, failure = _collect(plan_futures, self.stop, total, "planning")
+        if failure is not None:
+            return [], failure
+        land_plan(self.store, self.run_id, plans, self.judge)
+        futures = [answer_task.submit(plan, self.store, self.judge) for plan in plans]
+        return _collect(futures, self.stop, total, "answering")
+
+    def _land_metrics(self, results: list[ShardResult]) -> list[MetricRow]:
         by_pair: dict[tuple[str, str], list[Any]] = {}
         for result in results:
             by_pair.setdefault((result.suite, result.model), []).extend(result.scored)
         suites = {s.suite.name: s.suite for s in self.loaded}
-        metrics: list[dict[str, Any]] = []
+        metrics: list[MetricRow] = []
         for (suite_name, model), scored in sorted(by_pair.items()):
             metrics.extend(aggregate(suites[suite_name], model, self.run_id, scored))
         land(self.store, f"{self.run_id}-metrics", [Part("metrics", metrics)])

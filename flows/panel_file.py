@@ -41,6 +41,9 @@ class Panel(BaseModel):
     chunk_size: int = Field(default=100, ge=1)
     suites: list[SuiteEntry] = Field(min_length=1)
     models: list[ModelSpec] = Field(min_length=1)
+    # The model that scores open answers for suites whose scorer asks a judge (any model spec;
+    # `roadeval/midpoint-judge` is an offline baseline judge).
+    judge: ModelSpec | None = None
     # Where relative sources are resolved; set from the file's folder when loaded from a file.
     base_dir: str = "."
 
@@ -57,6 +60,11 @@ class Panel(BaseModel):
         if repeated:
             raise ValueError(f"a suite may appear once per panel; repeated: {', '.join(repeated)}")
         return self
+
+    @property
+    def all_models(self) -> list[ModelSpec]:
+        """Every model the run may call: those under test, and the judge."""
+        return [*self.models, *([self.judge] if self.judge is not None else [])]
 
     def source_path(self, entry: SuiteEntry) -> Path:
         assert entry.source is not None

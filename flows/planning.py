@@ -8,11 +8,15 @@ from roadeval.benchmarks.registry import find_baseline
 from roadeval.flows.panel_file import Panel
 from roadeval.flows.suites import LoadedSuite
 from roadeval.tasks.gateway import ModelClient
-from roadeval.tasks.shard import Shard
+from roadeval.tasks.plan import Shard
 
 
 class EmptyRunError(ValueError):
     """A panel in which no model applies to any suite: nothing would run, which is a mistake."""
+
+
+class NoJudgeError(ValueError):
+    """A suite that scores with a judge, in a panel that names none."""
 
 
 def plan_shards(
@@ -53,6 +57,13 @@ def plan_shards(
                 )
     if not shards:
         raise EmptyRunError(_why_empty(panel, loaded))
+    judged = sorted({shard.suite.name for shard in shards if shard.suite.uses_judge})
+    if judged and panel.judge is None:
+        raise NoJudgeError(
+            f"panel {panel.name!r}: {', '.join(judged)} scores answers with a judge model, and "
+            "the panel names none: add a `judge:` entry (any model; roadeval/midpoint-judge "
+            "offline)"
+        )
     return shards, skipped
 
 

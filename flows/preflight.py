@@ -16,7 +16,7 @@ def check_before_run(panel: Panel, store_uri: str | None) -> Store:
     """The run's store, writable; raises StoreError or MissingKeyError naming what is wrong."""
     store = open_store(store_uri or panel.store)
     store.probe_writable()
-    missing = [message for spec in panel.models if (message := spec.missing_key)]
+    missing = [message for spec in panel.all_models if (message := spec.missing_key)]
     if missing:
         raise MissingKeyError("; ".join(missing))
     return store

@@ -16,8 +16,8 @@ from typing import Any
 
 from roadeval.storage.heartbeats import Heartbeat, heartbeat_key, interval_s
 from roadeval.storage.landing import Part, land
+from roadeval.storage.records import RUN_COUNT_COLUMNS, RunEventRow
 from roadeval.storage.store import Store
-from roadeval.storage.tables import RUN_COUNT_COLUMNS
 from roadeval.tasks.secrets import Redactor
 
 
@@ -70,24 +70,25 @@ class RunRecord:
         self.store.put(key, json.dumps(manifest, indent=2, ensure_ascii=False).encode())
         totals = manifest.get("totals", {})
         ended = manifest.get("ended_at")
-        row = {
-            "run_id": self.run_id,
-            "seq": self._seq,
-            "status": status,
-            "started_at": datetime.fromisoformat(manifest["started_at"]),
-            "ended_at": datetime.fromisoformat(ended) if ended else None,
-            "panel": manifest["panel"],
-            "code_version": manifest["code_version"],
-            "host": socket.gethostname(),
-            "pid": os.getpid(),
-            "heartbeat_s": self.interval_s,
-            **{f"n_{name}": totals.get(name, 0) for name in RUN_COUNT_COLUMNS},
-            # Planned from the start, so a running (or died) run says how big it is.
-            "n_items": manifest["planned_items"],
-            "cost_usd": totals.get("cost_usd", 0.0),
-            "message": message,
-            "manifest_json": json.dumps(manifest, ensure_ascii=False),
-        }
+        counts = {f"n_{name}": totals.get(name, 0) for name in RUN_COUNT_COLUMNS}
+        # Planned from the start, so a running (or died) run says how big it is.
+        counts["n_items"] = manifest["planned_items"]
+        row = RunEventRow(
+            run_id=self.run_id,
+            seq=self._seq,
+            status=status,
+            started_at=datetime.fromisoformat(manifest["started_at"]),
+            ended_at=datetime.fromisoformat(ended) if ended else None,
+            panel=manifest["panel"],
+            code_version=manifest["code_version"],
+            host=socket.gethostname(),
+            pid=os.getpid(),
+            heartbeat_s=self.interval_s,
+            **counts,
+            cost_usd=totals.get("cost_usd", 0.0),
+            message=message,
+            manifest_json=json.dumps(manifest, ensure_ascii=False),
+        )
         land(self.store, f"{self.run_id}-event-{self._seq:03d}", [Part("run_events", [row])])
         self._seq += 1
         return key

@@ -22,8 +22,8 @@ from roadeval.storage.tables import SCHEMAS
 DERIVED_VIEWS: dict[str, str] = {
     # Every request sent and every answer reused, with what it cost this run (0 when reused).
     "costs": (
-        "select run_id, suite, model, model_string, api_base, request_key, attempt, try_number, "
-        "tokens_in, tokens_out, cost_usd, original_cost_usd, may_be_billed, cached, "
+        "select run_id, suite, model, model_string, api_base, role, request_key, attempt, "
+        "try_number, tokens_in, tokens_out, cost_usd, original_cost_usd, may_be_billed, cached, "
         "origin_run_id, error_kind, created_at from responses"
     ),
 }

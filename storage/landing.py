@@ -9,7 +9,7 @@ count, and no part is ever rewritten.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +26,7 @@ class Part:
     """Rows for one table partition; empty parts are not written."""
 
     table: str
-    rows: Sequence[Mapping[str, Any]] = field(default_factory=list)
+    rows: Sequence[Any] = field(default_factory=list)
     suite: str | None = None
     model: str | None = None
 

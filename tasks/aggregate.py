@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
 
 from roadeval.benchmarks.suite import ScoredItem, Suite
+from roadeval.storage.records import MetricRow
 
 ALL = ""  # the slice name of the rows that cover every item of a task
 SUITE_WIDE = "*"  # the task name of suite-level rows
@@ -14,27 +14,25 @@ SUITE_WIDE = "*"  # the task name of suite-level rows
 
 def aggregate(
     suite: Suite, model: str, run_id: str, scored: Sequence[ScoredItem]
-) -> list[dict[str, Any]]:
+) -> list[MetricRow]:
     """Metric rows for one suite x model; the official numbers come from the suite's summarize."""
-    rows: list[dict[str, Any]] = []
+    rows: list[MetricRow] = []
     by_task: dict[str, list[ScoredItem]] = defaultdict(list)
     for entry in scored:
         by_task[entry.item.task].append(entry)
 
-    def row(
-        task: str, slice_: str, value_: str, metric: str, value: float, n: int
-    ) -> dict[str, Any]:
-        return {
-            "run_id": run_id,
-            "suite": suite.name,
-            "task": task,
-            "model": model,
-            "slice": slice_,
-            "slice_value": value_,
-            "metric": metric,
-            "value": float(value),
-            "n": n,
-        }
+    def row(task: str, slice_: str, value_: str, metric: str, value: float, n: int) -> MetricRow:
+        return MetricRow(
+            run_id=run_id,
+            suite=suite.name,
+            task=task,
+            model=model,
+            slice=slice_,
+            slice_value=value_,
+            metric=metric,
+            value=float(value),
+            n=n,
+        )
 
     per_task: dict[str, dict[str, float]] = {}
     for task in sorted(by_task):

@@ -16,7 +16,7 @@ from typing import TypeVar
 from roadeval.storage.store import StoreError, describe_store_error
 from roadeval.tasks.claims import Lease, RequestClaims
 from roadeval.tasks.gateway import CallOutcome, ModelClient
-from roadeval.tasks.request import ModelRequest, ModelResponse
+from roadeval.tasks.request import ModelCall, ModelRequest
 from roadeval.tasks.response_cache import ResponseCache
 from roadeval.tasks.stopping import StopReason
 
@@ -45,10 +45,15 @@ class Asker:
 
     async def ask(self, request: ModelRequest) -> CallOutcome:
         """The answer to `request`, reused or paid for once."""
-        # Hashing the request (image bytes included) is CPU work: also kept off the loop.
+        # Hashing the request (its messages run to kilobytes) is CPU work: kept off the loop.
         cached = await self._store(self.cache.lookup, request)
         if cached is not None:
             return CallOutcome([cached])
+        return await self.ask_unanswered(request)
+
+    async def ask_unanswered(self, request: ModelRequest) -> CallOutcome:
+        """`ask` for a request already looked up and not found (by the plan): no second look
+        before claiming it; the claim's own check catches an answer kept since."""
         if self.claims is None:
             return await self._call_and_keep(request)
         return await self._ask_claimed(request, self.claims)
@@ -62,17 +67,17 @@ class Asker:
                 if self.client.stop.requested:
                     return CallOutcome(stopped=True)
                 claimed = await self._store(self._claim, claims, request.key)
-                if isinstance(claimed, ModelResponse):
+                if isinstance(claimed, ModelCall):
                     return CallOutcome([claimed])
                 if claimed is not None:
                     return await self._ask_leased(request, claims, claimed)
             await asyncio.sleep(wait_s)
             wait_s = min(wait_s * 1.5, claims.max_poll_s)
-            cached: ModelResponse | None = await self._store(self.cache.get, request.key)
+            cached: ModelCall | None = await self._store(self.cache.get, request.key)
             if cached is not None:
                 return CallOutcome([cached])
 
-    def _claim(self, claims: RequestClaims, request_key: str) -> Lease | ModelResponse | None:
+    def _claim(self, claims: RequestClaims, request_key: str) -> Lease | ModelCall | None:
         """(In a thread.) A lease on the request; or its answer, if the last holder kept one
         between our look-up and our claim; or None while someone else holds it."""
         lease = claims.try_acquire(request_key)
@@ -103,7 +108,7 @@ class Asker:
             if not kept:
                 await self._store(claims.release, lease)
 
-    def _keep(self, answer: ModelResponse, claims: RequestClaims, lease: Lease) -> None:
+    def _keep(self, answer: ModelCall, claims: RequestClaims, lease: Lease) -> None:
         """(In a thread.) Keep the answer, then let the claim go: waiters find the answer."""
         self.cache.put(answer)
         claims.release(lease)

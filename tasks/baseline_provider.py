@@ -34,18 +34,14 @@ class BaselineProvider(CustomLLM):
         client: Any = None,
     ) -> litellm.ModelResponse:
         routing = ((litellm_params or {}).get("metadata") or {}).get("roadeval") or {}
-        suite, task = routing.get("suite", ""), routing.get("task", "")
-        baseline = find_baseline(model, suite, task)
+        call = routing.get("call")
+        if not isinstance(call, BaselineCall):
+            raise ValueError(f"baseline {model!r} called without the item it is to answer")
+        baseline = find_baseline(model, call.suite, call.task)
         if baseline is None:
-            raise ValueError(f"baseline {model!r} has no answer for suite {suite!r} task {task!r}")
-        call = BaselineCall(
-            suite=suite,
-            task=task,
-            item_id=routing.get("item_id", ""),
-            messages=messages,
-            seed=int(optional_params.get("seed") or 0),
-            attempt=int(routing.get("attempt", 1)),
-        )
+            raise ValueError(
+                f"baseline {model!r} has no answer for suite {call.suite!r} task {call.task!r}"
+            )
         text = baseline.fn(call)
         return litellm.ModelResponse(
             model=f"{BASELINE_PROVIDER}/{model}",

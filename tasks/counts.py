@@ -21,6 +21,9 @@ COUNTS: dict[str, str] = {
     "abnormal": "answers read only by a fallback rule the suite counts",
     "unparsed": "answers that could not be read (scored by the protocol's bad-answer rule)",
     "reasks": "re-asks made by the suite's protocol",
+    "judge_calls": "requests made to the judge (the panel's `judge:`) to score answers",
+    "judge_cached": "judge verdicts reused from the store",
+    "unscored": "answered items with a metric that could not be scored (an unreadable verdict)",
     "may_be_billed": "requests that timed out or were cut off, which a provider may still bill",
     "corrupt_cache": "stored answers that could not be read back, and were asked again",
 }

@@ -18,12 +18,17 @@ from typing import Any, TypeVar
 
 import litellm
 
+from roadeval.benchmarks.generation import GenerationSettings, effective_params
+from roadeval.benchmarks.item import Item
+from roadeval.benchmarks.messages import Message, encode_messages, has_images
+from roadeval.benchmarks.registry import BaselineCall
 from roadeval.tasks import baseline_provider
 from roadeval.tasks.call_errors import RETRYABLE, classify, retry_after_s
 from roadeval.tasks.limits import CallLimiter
 from roadeval.tasks.model_spec import MissingKeyError, ModelSpec
+from roadeval.tasks.provider_output import read_output
 from roadeval.tasks.reachability import Reachability
-from roadeval.tasks.request import ErrorKind, ModelRequest, ModelResponse, normalize_api_base
+from roadeval.tasks.request import ErrorKind, ModelCall, ModelRequest, normalize_api_base
 from roadeval.tasks.secrets import Redactor
 from roadeval.tasks.stopping import StopSignal
 
@@ -68,11 +73,11 @@ def run_on_gateway(coro: Coroutine[Any, Any, T]) -> T:
 class CallOutcome:
     """Every HTTP try of one request, in order; `stopped` when the run's stop cut it short."""
 
-    tries: list[ModelResponse] = field(default_factory=list)
+    tries: list[ModelCall] = field(default_factory=list)
     stopped: bool = False
 
     @property
-    def final(self) -> ModelResponse | None:
+    def final(self) -> ModelCall | None:
         return self.tries[-1] if self.tries else None
 
 
@@ -99,31 +104,37 @@ class ModelClient:
         self.run_id = run_id
 
     def request(
-        self, messages: list[Any], attempt: int, *, suite: str, task: str, item_id: str
+        self,
+        messages: list[Message],
+        attempt: int = 1,
+        *,
+        item: Item | None = None,
+        settings: GenerationSettings | None = None,
+        role: str = "answer",
     ) -> ModelRequest:
-        """The request this model is sent for an item's messages at a given attempt."""
+        """The request this model is sent: the messages at an attempt, with the protocol's
+        settings merged under the panel's params (see `benchmarks.generation`)."""
         return ModelRequest(
             model=self.spec.model,
-            params=self.spec.params,
+            params=effective_params(settings or GenerationSettings(), self.spec.params),
             messages=messages,
             attempt=attempt,
             api_base=self.api_base,
-            suite=suite,
-            task=task,
-            item_id=item_id,
+            role=role,
+            item=item,
         )
 
-    def _kwargs(self, request: ModelRequest) -> dict[str, Any]:
+    def _kwargs(self, request: ModelRequest, messages: list[Message]) -> dict[str, Any]:
         spec = self.spec
         kwargs: dict[str, Any] = {
             "model": spec.model,
-            "messages": request.messages,
+            "messages": messages,
             "timeout": spec.timeout_s,
             # Retries are ours, so that every HTTP try is counted and Retry-After is honoured;
             # max_retries stops the OpenAI client's own hidden retries.
             "num_retries": 0,
             "max_retries": 0,
-            **spec.params,
+            **request.params,
         }
         if self.api_base:
             kwargs["api_base"] = self.api_base
@@ -139,14 +150,11 @@ class ModelClient:
         if spec.output_cost_per_token is not None:
             kwargs["output_cost_per_token"] = spec.output_cost_per_token
         if spec.is_baseline:
-            kwargs["metadata"] = {
-                "roadeval": {
-                    "suite": request.suite,
-                    "task": request.task,
-                    "item_id": request.item_id,
-                    "attempt": request.attempt,
-                }
-            }
+            if request.item is None:
+                raise ValueError(f"baseline {spec.label}: a request without its item")
+            # The baseline answers from the item as its prompt shows it, gold answer withheld.
+            call = BaselineCall.blind(request.item, spec.seed, request.attempt)
+            kwargs["metadata"] = {"roadeval": {"call": call}}
         return kwargs
 
     async def complete(self, request: ModelRequest) -> CallOutcome:
@@ -154,6 +162,10 @@ class ModelClient:
         is a record of its own. No try starts once the run's stop is requested."""
         outcome = CallOutcome()
         retries = 0
+        # Images become data URLs now, once for every try, and off the loop (base64 is CPU).
+        sent = request.messages
+        if has_images(sent):
+            sent = await asyncio.to_thread(encode_messages, sent)
         while True:
             if self.stop.requested:
                 outcome.stopped = True
@@ -166,7 +178,7 @@ class ModelClient:
                 if self.stop.requested:
                     outcome.stopped = True
                     return outcome
-                response, exc = await self._try(request, retries + 1)
+                response, exc = await self._try(request, sent, retries + 1)
             outcome.tries.append(response)
             if response.ok:
                 self.reachability.succeeded()
@@ -184,12 +196,12 @@ class ModelClient:
             return outcome
 
     async def _try(
-        self, request: ModelRequest, number: int
-    ) -> tuple[ModelResponse, BaseException | None]:
+        self, request: ModelRequest, messages: list[Message], number: int
+    ) -> tuple[ModelCall, BaseException | None]:
         """One HTTP request under the whole-call deadline `timeout_s` (a server trickling bytes
         cannot stretch it) and the run's stop (which cancels it after the grace)."""
         started = time.monotonic()
-        call = asyncio.ensure_future(litellm.acompletion(**self._kwargs(request)))
+        call = asyncio.ensure_future(litellm.acompletion(**self._kwargs(request, messages)))
         self.stop.track(call)
         try:
             await asyncio.wait({call}, timeout=self.spec.timeout_s)
@@ -224,7 +236,7 @@ class ModelClient:
         base = self.spec.retry_backoff_s * (2 ** (retry - 1))
         return min(base * (0.5 + random.random() / 2), MAX_RETRY_WAIT_S)
 
-    def _unreachable(self, request: ModelRequest) -> ModelResponse:
+    def _unreachable(self, request: ModelRequest) -> ModelCall:
         where = self.api_base or "its provider"
         message = (
             f"model {self.spec.label} is unreachable at {where} "
@@ -234,26 +246,21 @@ class ModelClient:
 
     def _success(
         self, request: ModelRequest, number: int, response: Any, latency: float
-    ) -> ModelResponse:
-        choice = response.choices[0]
-        text = choice.message.content
-        usage = getattr(response, "usage", None)
-        if text is None or text == "":
+    ) -> ModelCall:
+        output = read_output(response, latency, self._cost(response), self.redact)
+        if output is None:
             message = "the model returned no text"
             return self._error(request, number, ErrorKind.EMPTY, message, latency)
-        return ModelResponse(
+        return ModelCall(
             request_key=request.key,
             model=self.spec.label,
             attempt=request.attempt,
-            text=self.redact(text),
-            finish_reason=choice.finish_reason,
-            tokens_in=getattr(usage, "prompt_tokens", None),
-            tokens_out=getattr(usage, "completion_tokens", None),
-            cost_usd=self._cost(response),
+            output=output,
             latency_s=latency,
             try_number=number,
             api_base=self.api_base,
             origin_run_id=self.run_id,
+            role=request.role,
         )
 
     def _cost(self, response: Any) -> float | None:
@@ -270,19 +277,18 @@ class ModelClient:
 
     def _error(
         self, request: ModelRequest, number: int, kind: str, message: str, latency: float
-    ) -> ModelResponse:
+    ) -> ModelCall:
         # A failed request costs nothing we know of; one that timed out or was cut off may
         # still be billed, which its `may_be_billed` records rather than guesses at.
-        return ModelResponse(
+        return ModelCall(
             request_key=request.key,
             model=self.spec.label,
             attempt=request.attempt,
-            text=None,
-            cost_usd=0.0,
             latency_s=latency,
             error_kind=kind,
             error_message=self.redact(message),
             try_number=number,
             api_base=self.api_base,
             origin_run_id=self.run_id,
+            role=request.role,
         )

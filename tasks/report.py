@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from roadeval.storage.records import MetricRow
 from roadeval.tasks.aggregate import ALL, SUITE_WIDE
 
 
@@ -29,18 +30,18 @@ def _task_order(key: tuple[str, ...]) -> tuple[int, int, str, tuple[str, ...]]:
 MAX_SLICE_VALUES = 20
 
 
-def metric_tables(metrics: Sequence[dict[str, Any]]) -> list[Table]:
+def metric_tables(metrics: Sequence[MetricRow]) -> list[Table]:
     """One table per suite: rows are task x metric, columns are models."""
     tables: list[Table] = []
-    suites = sorted({m["suite"] for m in metrics})
+    suites = sorted({m.suite for m in metrics})
     for suite in suites:
-        rows = [m for m in metrics if m["suite"] == suite and m["slice"] == ALL]
-        models = sorted({m["model"] for m in rows})
+        rows = [m for m in metrics if m.suite == suite and m.slice == ALL]
+        models = sorted({m.model for m in rows})
         cells: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
         counts: dict[tuple[str, str], int] = {}
         for m in rows:
-            cells[(m["task"], m["metric"])][m["model"]] = m["value"]
-            counts[(m["task"], m["metric"])] = max(counts.get((m["task"], m["metric"]), 0), m["n"])
+            cells[(m.task, m.metric)][m.model] = m.value
+            counts[(m.task, m.metric)] = max(counts.get((m.task, m.metric), 0), m.n)
         table = Table(title=f"{suite}: metrics per task", title_justify="left")
         table.add_column("task")
         table.add_column("metric")
@@ -61,19 +62,19 @@ def metric_tables(metrics: Sequence[dict[str, Any]]) -> list[Table]:
     return tables
 
 
-def slice_tables(metrics: Sequence[dict[str, Any]]) -> list[Table]:
+def slice_tables(metrics: Sequence[MetricRow]) -> list[Table]:
     """One table per suite that slices: rows are label = value, columns are models."""
     tables: list[Table] = []
-    rows = [m for m in metrics if m["slice"] != ALL]
-    for suite in sorted({m["suite"] for m in rows}):
-        suite_rows = [m for m in rows if m["suite"] == suite]
-        models = sorted({m["model"] for m in suite_rows})
+    rows = [m for m in metrics if m.slice != ALL]
+    for suite in sorted({m.suite for m in rows}):
+        suite_rows = [m for m in rows if m.suite == suite]
+        models = sorted({m.model for m in suite_rows})
         cells: dict[tuple[str, str, str, str], dict[str, float]] = defaultdict(dict)
         counts: dict[tuple[str, str, str, str], int] = {}
         for m in suite_rows:
-            key = (m["task"], m["slice"], m["slice_value"], m["metric"])
-            cells[key][m["model"]] = m["value"]
-            counts[key] = max(counts.get(key, 0), m["n"])
+            key = (m.task, m.slice, m.slice_value, m.metric)
+            cells[key][m.model] = m.value
+            counts[key] = max(counts.get(key, 0), m.n)
         table = Table(title=f"{suite}: per slice", title_justify="left")
         for column in ("task", "slice", "value", "metric"):
             table.add_column(column)
@@ -112,14 +113,18 @@ _HEALTH_COLUMNS = (
 
 
 def health_table(counts: Sequence[dict[str, Any]]) -> Table:
-    """Calls, cache hits, errors and abnormal outputs per suite x model; items a stop left
-    unfinished get a column of their own when there are any."""
+    """Calls, cache hits, errors and abnormal outputs per suite x model; judge calls and items a
+    stop left unfinished get columns of their own when there are any."""
     stopped = any(c["interrupted"] or c["not_run"] for c in counts)
+    judged = any(c["judge_calls"] or c["judge_cached"] or c["unscored"] for c in counts)
     table = Table(title="run health", title_justify="left")
     table.add_column("suite")
     table.add_column("model")
     for heading, _ in _HEALTH_COLUMNS:
         table.add_column(heading, justify="right")
+    if judged:
+        for heading in ("judge calls", "judge cached", "unscored"):
+            table.add_column(heading, justify="right")
     if stopped:
         table.add_column("not finished", justify="right")
     table.add_column("cost USD", justify="right")
@@ -129,15 +134,15 @@ def health_table(counts: Sequence[dict[str, Any]]) -> Table:
             # No price in LiteLLM's map and none in the panel: unknown, which is not zero.
             cost = "unpriced" if c["cost_usd"] == 0 else f"≥{cost} (some unpriced)"
         cells = [str(c[name]) for _, name in _HEALTH_COLUMNS]
+        if judged:
+            cells += [str(c["judge_calls"]), str(c["judge_cached"]), str(c["unscored"])]
         if stopped:
             cells.append(str(c["interrupted"] + c["not_run"]))
         table.add_row(c["suite"], c["model"], *cells, cost)
     return table
 
 
-def print_report(
-    console: Console, metrics: Sequence[dict[str, Any]], manifest: dict[str, Any]
-) -> None:
+def print_report(console: Console, metrics: Sequence[MetricRow], manifest: dict[str, Any]) -> None:
     for table in metric_tables(metrics):
         console.print(table)
     for table in slice_tables(metrics):

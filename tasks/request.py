@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from roadeval.benchmarks.item import Item
+from roadeval.benchmarks.messages import key_default
+from roadeval.benchmarks.output import ModelOutput
 from roadeval.benchmarks.suite import Message
 
 
@@ -20,14 +23,25 @@ class ModelRequest:
     messages: list[Message]
     attempt: int = 1
     api_base: str | None = None
-    # Routing only (which item this is for); not part of the request key.
-    suite: str = ""
-    task: str = ""
-    item_id: str = ""
+    # Routing only (who asks, for which item); not part of the request key.
+    role: str = "answer"
+    item: Item | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def suite(self) -> str:
+        return self.item.suite if self.item is not None else ""
+
+    @property
+    def task(self) -> str:
+        return self.item.task if self.item is not None else ""
+
+    @property
+    def item_id(self) -> str:
+        return self.item.item_id if self.item is not None else ""
 
     @cached_property
     def key(self) -> str:
-        # Cached: hashing the messages (images inline) is the costly part of a cache look-up.
+        # Cached: the messages are long (prompts run to kilobytes); hash them once.
         return request_key(self.model, self.params, self.messages, self.attempt, self.api_base)
 
 
@@ -43,9 +57,10 @@ def request_key(
     attempt: int,
     api_base: str | None = None,
 ) -> str:
-    """sha256 over the model, its endpoint, its parameters, the exact messages (media bytes
-    inside) and the attempt: everything that decides an answer, and nothing else (not the
-    panel's label for the model, so renaming a model does not pay for it again).
+    """sha256 over the model, its endpoint, its parameters, the exact messages (each image by
+    the sha256 of the bytes sent) and the attempt: everything that decides an answer, and
+    nothing else (not the panel's label for the model, so renaming a model does not pay for it
+    again; not where an image file lives).
 
     The attempt is part of the key because a re-ask sends the same messages again and must not be
     answered from the cache by the reply it is re-asking about. The endpoint enters only when
@@ -56,7 +71,9 @@ def request_key(
     endpoint = normalize_api_base(api_base)
     if endpoint:
         body["api_base"] = endpoint
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    text = json.dumps(
+        body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=key_default
+    )
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -86,18 +103,14 @@ class CorruptCacheEntry(ValueError):
 
 
 @dataclass(frozen=True)
-class ModelResponse:
-    """One HTTP request's outcome (the raw text or the error, with usage, cost and latency), or an
-    answer reused from the store (`cached`), which cost this run nothing."""
+class ModelCall:
+    """One HTTP request's outcome (the model's output, or the error), or an answer reused from
+    the store (`cached`), which cost this run nothing."""
 
     request_key: str
     model: str
     attempt: int
-    text: str | None
-    finish_reason: str | None = None
-    tokens_in: int | None = None
-    tokens_out: int | None = None
-    cost_usd: float | None = None
+    output: ModelOutput | None = None
     latency_s: float = 0.0
     error_kind: str | None = None
     error_message: str | None = None
@@ -107,11 +120,16 @@ class ModelResponse:
     api_base: str | None = None
     # The run that paid for this answer (this run, unless it was reused).
     origin_run_id: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    # "answer" for the model under test, "judge" for a model scoring answers.
+    role: str = "answer"
 
     @property
     def ok(self) -> bool:
-        return self.error_kind is None
+        return self.error_kind is None and self.output is not None
+
+    @property
+    def text(self) -> str | None:
+        return self.output.text if self.output is not None else None
 
     @property
     def sent(self) -> bool:
@@ -123,41 +141,51 @@ class ModelResponse:
         return self.sent and self.error_kind in MAY_BE_BILLED
 
     @property
+    def cost_usd(self) -> float | None:
+        """What the answer cost when it was bought; a failed request, nothing known."""
+        return self.output.cost_usd if self.output is not None else 0.0
+
+    @property
     def cost_this_run(self) -> float | None:
         """What this run paid for it: nothing for a reused answer."""
         return 0.0 if self.cached else self.cost_usd
 
-    _CACHED_FIELDS = (
-        "request_key",
-        "model",
-        "attempt",
-        "text",
-        "finish_reason",
-        "tokens_in",
-        "tokens_out",
-        "cost_usd",
-        "latency_s",
-        "api_base",
-        "origin_run_id",
-    )
-
     def to_cache(self) -> bytes:
-        body = asdict(self)
-        return json.dumps({k: body[k] for k in self._CACHED_FIELDS}, ensure_ascii=False).encode()
+        assert self.output is not None, "only answers are cached"
+        body = {
+            "request_key": self.request_key,
+            "model": self.model,
+            "attempt": self.attempt,
+            "api_base": self.api_base,
+            "origin_run_id": self.origin_run_id,
+            "output": self.output.to_json(),
+        }
+        return json.dumps(body, ensure_ascii=False).encode()
 
     @classmethod
-    def from_cache(cls, data: bytes, request_key: str) -> ModelResponse:
-        """The stored answer to `request_key`; CorruptCacheEntry when it cannot be that."""
+    def from_cache(cls, data: bytes, request_key: str) -> ModelCall:
+        """The stored answer to `request_key`, whole (log-probabilities included);
+        CorruptCacheEntry when it cannot be that."""
         try:
             body: Any = json.loads(data)
             if not isinstance(body, dict):
                 raise CorruptCacheEntry("not a JSON object")
-            fields: dict[str, Any] = {k: body[k] for k in cls._CACHED_FIELDS if k in body}
-            response = cls(**fields)
-        except (UnicodeDecodeError, json.JSONDecodeError, TypeError) as exc:
+            # Entries written before outputs were records kept the output's fields flat.
+            output = ModelOutput.from_json(body.get("output", body))
+            call = cls(
+                request_key=body["request_key"],
+                model=body["model"],
+                attempt=int(body["attempt"]),
+                output=output,
+                api_base=body.get("api_base"),
+                origin_run_id=body.get("origin_run_id"),
+                cached=True,
+                try_number=0,
+            )
+        except (UnicodeDecodeError, json.JSONDecodeError, TypeError, KeyError, ValueError) as exc:
             raise CorruptCacheEntry(f"unreadable: {exc}") from None
-        if response.request_key != request_key:
-            raise CorruptCacheEntry(f"holds the answer to another request ({response.request_key})")
-        if not isinstance(response.text, str) or not response.text:
+        if call.request_key != request_key:
+            raise CorruptCacheEntry(f"holds the answer to another request ({call.request_key})")
+        if not isinstance(output.text, str) or not output.text:
             raise CorruptCacheEntry("holds no answer text")
-        return replace(response, cached=True, try_number=0)
+        return call

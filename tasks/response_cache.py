@@ -11,7 +11,7 @@ import threading
 from dataclasses import dataclass
 
 from roadeval.storage.store import Store
-from roadeval.tasks.request import CorruptCacheEntry, ModelRequest, ModelResponse
+from roadeval.tasks.request import CorruptCacheEntry, ModelCall, ModelRequest
 
 
 @dataclass(frozen=True)
@@ -42,25 +42,25 @@ class ResponseCache:
     def key(request_key: str) -> str:
         return f"cache/responses/{request_key[:2]}/{request_key}.json"
 
-    def get(self, request_key: str) -> ModelResponse | None:
+    def get(self, request_key: str) -> ModelCall | None:
         key = self.key(request_key)
         try:
             data = self.store.get(key)
         except FileNotFoundError:
             return None
         try:
-            return ModelResponse.from_cache(data, request_key)
+            return ModelCall.from_cache(data, request_key)
         except CorruptCacheEntry as exc:
             with self._lock:
                 entry = CorruptEntry(request_key, self.store.location(key), str(exc))
                 self._corrupt.setdefault(request_key, entry)
             return None
 
-    def lookup(self, request: ModelRequest) -> ModelResponse | None:
+    def lookup(self, request: ModelRequest) -> ModelCall | None:
         """The cached answer to `request`; hashes the request first (its image bytes included)."""
         return self.get(request.key)
 
-    def put(self, response: ModelResponse) -> None:
+    def put(self, response: ModelCall) -> None:
         """Keep a successful answer; errors are not cached, so the next run asks again."""
         if response.ok:
             self.store.put(self.key(response.request_key), response.to_cache())

@@ -1,4 +1,4 @@
-"""A shard: one suite x one model x one chunk of items, answered concurrently, landed whole.
+"""A shard's stages after its plan: ask (with re-asks), score (with the judge), land, count.
 
 A shard's responses, parses and scores land together (one landing) or not at all. A shard cut
 short by the run's stop lands what it answered, so a resumed run reuses it.
@@ -11,31 +11,20 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from roadeval.benchmarks.item import Item
-from roadeval.benchmarks.suite import ParseStatus, ScoredItem, Suite
+from roadeval.benchmarks.suite import ParseStatus, ScoredItem
 from roadeval.storage.landing import Part, land
 from roadeval.storage.store import Store
-from roadeval.tasks.answer import ItemOutcome, answer_item, score_outcome
+from roadeval.tasks.answer import ItemOutcome, answer_item
 from roadeval.tasks.asking import Asker
 from roadeval.tasks.claims import RequestClaims
 from roadeval.tasks.counts import new_counts
 from roadeval.tasks.gateway import ModelClient, run_on_gateway
+from roadeval.tasks.plan import Shard, ShardPlan
 from roadeval.tasks.response_cache import CorruptEntry, ResponseCache
+from roadeval.tasks.scoring import score_all
 from roadeval.tasks.shard_rows import parse_rows, response_rows, score_rows
 
-
-@dataclass(frozen=True)
-class Shard:
-    run_id: str
-    index: int
-    suite: Suite
-    client: ModelClient
-    items: list[Item]
-
-    @property
-    def name(self) -> str:
-        """The shard's landing name, unique in the store."""
-        return f"{self.run_id}-{self.index:05d}"
+__all__ = ["Shard", "ShardResult", "run_shard", "summarise"]
 
 
 @dataclass
@@ -53,36 +42,45 @@ class ShardResult:
     corrupt_cache: list[CorruptEntry] = field(default_factory=list)
 
 
-def run_shard(shard: Shard, store: Store) -> ShardResult:
-    """Answer every item of the shard, then publish its responses, parses and scores at once."""
-    cache = ResponseCache(store)
+def _asker(client: ModelClient, cache: ResponseCache, store: Store, run_id: str) -> Asker:
     # Claims keep concurrent runs from paying twice; models that cost nothing need none.
-    claims = None if shard.client.spec.is_baseline else RequestClaims(store, shard.run_id)
-    asker = Asker(shard.client, cache, claims)
+    claims = None if client.spec.is_baseline else RequestClaims(store, run_id)
+    return Asker(client, cache, claims)
 
-    async def _all() -> list[ItemOutcome]:
-        return list(
-            await asyncio.gather(*(answer_item(shard.suite, item, asker) for item in shard.items))
+
+def run_shard(plan: ShardPlan, store: Store, judge: ModelClient | None = None) -> ShardResult:
+    """Ask every planned item, score the answers, then publish the shard's rows at once."""
+    shard = plan.shard
+    cache = ResponseCache(store)
+    asker = _asker(shard.client, cache, store, shard.run_id)
+    judged = judge is not None and shard.suite.uses_judge
+    judge_asker = _asker(judge, cache, store, shard.run_id) if judged and judge else None
+
+    async def _stages() -> list[ItemOutcome]:
+        outcomes = list(
+            await asyncio.gather(*(answer_item(shard.suite, p, asker) for p in plan.items))
         )
+        await score_all(shard.suite, outcomes, judge_asker)
+        return outcomes
 
-    outcomes = run_on_gateway(_all())
-    for outcome in outcomes:
-        score_outcome(shard.suite, outcome)
-    _land(shard, store, outcomes)
+    outcomes = run_on_gateway(_stages())
+    _land(shard, store, outcomes, judge if judged else None)
     result = summarise(shard, outcomes)
     result.corrupt_cache = list(cache.corrupt)
     result.counts["corrupt_cache"] = len(cache.corrupt)
     return result
 
 
-def _land(shard: Shard, store: Store, outcomes: list[ItemOutcome]) -> None:
+def _land(
+    shard: Shard, store: Store, outcomes: list[ItemOutcome], judge: ModelClient | None
+) -> None:
     now = datetime.now(UTC)
     run_id, client = shard.run_id, shard.client
     where = {"suite": shard.suite.name, "model": client.spec.label}
     asked = [outcome for outcome in outcomes if outcome.asked]
     if not asked:
         return
-    responses = [row for o in asked for row in response_rows(run_id, client, o, now)]
+    responses = [row for o in asked for row in response_rows(run_id, client, judge, o, now)]
     parses = [row for o in asked for row in parse_rows(run_id, client, o)]
     scores = [row for o in asked for row in score_rows(run_id, client, o)]
     land(
@@ -108,15 +106,20 @@ def summarise(shard: Shard, outcomes: list[ItemOutcome]) -> ShardResult:
                 counts["cached"] += 1
             elif first.sent:
                 counts["calls"] += 1
-            for response in attempt.tries:
-                counts["requests"] += int(response.sent)
-                counts["retries"] += int(response.sent and response.try_number > 1)
-                counts["may_be_billed"] += int(response.may_be_billed)
-                cost = response.cost_this_run
-                if cost is None:
-                    result.cost_known = False
-                else:
-                    result.cost_usd += cost
+        for call in outcome.judge_calls:
+            if call.cached:
+                counts["judge_cached"] += 1
+            elif call.sent and call.try_number == 1:
+                counts["judge_calls"] += 1
+        for call in [*outcome.responses, *outcome.judge_calls]:
+            counts["requests"] += int(call.sent)
+            counts["retries"] += int(call.sent and call.try_number > 1)
+            counts["may_be_billed"] += int(call.may_be_billed)
+            cost = call.cost_this_run
+            if cost is None:
+                result.cost_known = False
+            else:
+                result.cost_usd += cost
         counts["reasks"] += max(0, len(outcome.attempts) - 1)
         if outcome.stopped:
             counts["interrupted" if outcome.asked else "not_run"] += 1
@@ -128,13 +131,14 @@ def summarise(shard: Shard, outcomes: list[ItemOutcome]) -> ShardResult:
             result.errors[kind] = result.errors.get(kind, 0) + 1
             result.first_error = result.first_error or error.error_message
             continue
-        parsed = outcome.final_parse
-        if parsed is None or outcome.values is None:
+        parsed, score = outcome.final_parse, outcome.score
+        if parsed is None or score is None:
             continue
         counts["scored"] += 1
+        counts["unscored"] += int(bool(score.unscored))
         if parsed.status is ParseStatus.ABNORMAL:
             counts["abnormal"] += 1
         elif parsed.status is ParseStatus.UNPARSED:
             counts["unparsed"] += 1
-        result.scored.append(ScoredItem(outcome.item, parsed, outcome.values))
+        result.scored.append(ScoredItem(outcome.item, parsed, score.values, score.state))
     return result

@@ -7,8 +7,10 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
+from roadeval.storage.records import ParseRow, ResponseRow, ScoreRow
 from roadeval.tasks.answer import ItemOutcome
 from roadeval.tasks.gateway import ModelClient
+from roadeval.tasks.request import ModelCall
 
 
 def _json(value: Any) -> str:
@@ -27,63 +29,102 @@ def _whose(run_id: str, client: ModelClient, outcome: ItemOutcome) -> dict[str, 
     }
 
 
+def _response(
+    whose: dict[str, Any], client: ModelClient, call: ModelCall, content_hash: str, now: datetime
+) -> ResponseRow:
+    output = call.output
+    return ResponseRow(
+        **{**whose, "model": client.spec.label},
+        content_hash=content_hash,
+        model_string=client.spec.model,
+        api_base=client.api_base,
+        role=call.role,
+        request_key=call.request_key,
+        attempt=call.attempt,
+        try_number=call.try_number,
+        raw_text=call.text,
+        finish_reason=output.finish_reason if output else None,
+        tokens_in=output.tokens_in if output else None,
+        tokens_out=output.tokens_out if output else None,
+        cost_usd=call.cost_this_run,
+        original_cost_usd=call.cost_usd,
+        latency_s=call.latency_s,
+        error_kind=call.error_kind,
+        error_message=call.error_message,
+        may_be_billed=call.may_be_billed,
+        cached=call.cached,
+        origin_run_id=call.origin_run_id,
+        logprobs_json=_json([t.to_json() for t in output.logprobs])
+        if output is not None and output.logprobs is not None
+        else None,
+        extras_json=_json(output.extras) if output is not None and output.extras else None,
+        created_at=now,
+    )
+
+
 def response_rows(
-    run_id: str, client: ModelClient, outcome: ItemOutcome, now: datetime
-) -> Iterator[dict[str, Any]]:
-    """One row per HTTP try and per reused answer; costs are this run's (0 when reused)."""
+    run_id: str,
+    client: ModelClient,
+    judge: ModelClient | None,
+    outcome: ItemOutcome,
+    now: datetime,
+) -> Iterator[ResponseRow]:
+    """One row per HTTP try and per reused answer, the judge's included; costs are this
+    run's (0 when reused)."""
     whose = _whose(run_id, client, outcome)
-    for response in outcome.responses:
-        yield {
-            **whose,
-            "content_hash": outcome.item.content_hash,
-            "model_string": client.spec.model,
-            "api_base": client.api_base,
-            "request_key": response.request_key,
-            "attempt": response.attempt,
-            "try_number": response.try_number,
-            "raw_text": response.text,
-            "finish_reason": response.finish_reason,
-            "tokens_in": response.tokens_in,
-            "tokens_out": response.tokens_out,
-            "cost_usd": response.cost_this_run,
-            "original_cost_usd": response.cost_usd,
-            "latency_s": response.latency_s,
-            "error_kind": response.error_kind,
-            "error_message": response.error_message,
-            "may_be_billed": response.may_be_billed,
-            "cached": response.cached,
-            "origin_run_id": response.origin_run_id,
-            "created_at": now,
-        }
+    content_hash = outcome.item.content_hash
+    for call in outcome.responses:
+        yield _response(whose, client, call, content_hash, now)
+    for call in outcome.judge_calls:
+        assert judge is not None
+        yield _response(whose, judge, call, content_hash, now)
 
 
-def parse_rows(run_id: str, client: ModelClient, outcome: ItemOutcome) -> Iterator[dict[str, Any]]:
+def parse_rows(run_id: str, client: ModelClient, outcome: ItemOutcome) -> Iterator[ParseRow]:
     whose = _whose(run_id, client, outcome)
     for attempt in outcome.attempts:
         if attempt.parsed is None:
             continue
-        yield {
+        yield ParseRow(
             **whose,
-            "attempt": attempt.final.attempt,
-            "request_key": attempt.final.request_key,
-            "status": str(attempt.parsed.status),
-            "rule": attempt.parsed.rule,
-            "value_json": _json(attempt.parsed.value),
-            "detail": attempt.parsed.detail,
-        }
+            attempt=attempt.final.attempt,
+            request_key=attempt.final.request_key,
+            status=str(attempt.parsed.status),
+            rule=attempt.parsed.rule,
+            value_json=_json(attempt.parsed.value),
+            detail=attempt.parsed.detail,
+        )
 
 
-def score_rows(run_id: str, client: ModelClient, outcome: ItemOutcome) -> Iterator[dict[str, Any]]:
-    if outcome.values is None:
+def score_rows(run_id: str, client: ModelClient, outcome: ItemOutcome) -> Iterator[ScoreRow]:
+    """One row per metric: a value, or (unscored) the reason there is none."""
+    score, answer = outcome.score, outcome.answer
+    if score is None or answer is None:
         return
     whose = _whose(run_id, client, outcome)
-    answer_key = outcome.attempts[-1].final.request_key
-    for metric, value in outcome.values.items():
-        yield {
-            **whose,
-            "content_hash": outcome.item.content_hash,
-            "request_key": answer_key,
-            "metric": metric,
-            "value": float(value),
-            "details_json": None,
-        }
+    judged = score.judged
+    details = dict(score.details)
+    if judged is not None and judged.output is not None:
+        # The provider's id for the verdict, to find it in the provider's own records.
+        response_id = judged.output.extras.get("response_id")
+        if response_id:
+            details["judge_response_id"] = response_id
+    common = {
+        **whose,
+        "content_hash": outcome.item.content_hash,
+        "request_key": answer.request_key,
+        "judge_model": judged.model if judged else None,
+        "judge_request_key": judged.request_key if judged else None,
+        "judge_prompt_hash": judged.prompt_hash if judged else None,
+        "judge_params_json": _json(judged.params) if judged else None,
+        "judge_reply": (judged.text or judged.error) if judged else None,
+        "details_json": _json(details) if details else None,
+    }
+    for metric, value in score.values.items():
+        yield ScoreRow(
+            **common, metric=metric, value=float(value), status="scored", unscored_reason=None
+        )
+    for metric, reason in score.unscored.items():
+        yield ScoreRow(
+            **common, metric=metric, value=None, status="unscored", unscored_reason=reason
+        )

@@ -1,38 +1,23 @@
 """The release's baselines as offline models: they answer in the YAML a model would write,
-from what the request carries (the lane count and the reference line in the prompt's data
-block), never from the gold answer."""
+from what the prompt shows (the lane count, the reference line as its data block rounds it),
+never from the gold answer, which their call does not carry."""
 
 from __future__ import annotations
 
 import json
 import random
-import re
-from typing import Any
 
-import yaml
 from shapely import LineString, Point
 
-from roadeval.benchmarks.messages import message_text
 from roadeval.benchmarks.registry import BaselineCall, register_baseline
 from roadeval.benchmarks.roadbench.metrics_lanes import rule_designations
+from roadeval.benchmarks.roadbench.prompts import reference_coords, shown_coordinates
 from roadeval.benchmarks.roadbench.tasks import BEV_DIRECTION_LETTERS, ROAD_TYPES
 
 SUITE = "roadbench"
-DATA_BLOCK = re.compile(r"\*\*Data:\*\*\n```yaml\n(.*?)```", re.DOTALL)
 TERM_OF_LETTER = {letter: term for term, letter in BEV_DIRECTION_LETTERS.items()}
 # The release's random lane-count baseline draws from these.
 RANDOM_LANE_COUNTS = (2, 3, 4)
-
-
-def prompt_data(call: BaselineCall) -> dict[str, Any]:
-    """The YAML data block of the request's prompt."""
-    found = DATA_BLOCK.search(message_text(call.messages))
-    if not found:
-        raise ValueError(f"roadbench baseline: no data block in the prompt of {call.item_id}")
-    data = yaml.safe_load(found.group(1))
-    if not isinstance(data, dict):
-        raise ValueError(f"roadbench baseline: unreadable data block in {call.item_id}")
-    return data
 
 
 def yaml_reply(explanation: str, body: str) -> str:
@@ -47,7 +32,7 @@ def seeded(call: BaselineCall) -> random.Random:
 def lane_rule(call: BaselineCall) -> str:
     """1 lane: left+straight+right; 2 lanes: left+straight, straight+right; else left, straight
     in the middle, right (the release's rule baseline)."""
-    lanes = prompt_data(call)["num_lanes"]
+    lanes = call.item.extra["num_lanes"]
     designations = [
         [TERM_OF_LETTER[letter] for letter in lane] for lane in rule_designations(int(lanes))
     ]
@@ -74,7 +59,7 @@ def random_answer(call: BaselineCall) -> str:
 @register_baseline("do-nothing", suite=SUITE, tasks=["3"])
 def do_nothing(call: BaselineCall) -> str:
     """The reference line unchanged: its two ends as junctions, itself as the only line."""
-    coords = [(point["x"], point["y"]) for point in prompt_data(call)["coordinates"]]
+    coords = shown_coordinates(reference_coords(call.item.extra["pixel_line"]))
     line = LineString(coords)
     junctions = [Point(coords[0]).wkt, Point(coords[-1]).wkt]
     return yaml_reply(

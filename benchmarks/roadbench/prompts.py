@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import shapely
 import yaml
 
 IMAGE_DESCRIPTION_BEV = (
@@ -38,10 +39,20 @@ LANE_COUNT_OUTPUT = (
 )
 
 
+def reference_coords(pixel_line: str) -> list[tuple[float, float]]:
+    """The vertices of a WKT reference line, as floats (as shapely gives them)."""
+    return [(float(x), float(y)) for x, y, *_ in shapely.from_wkt(pixel_line).coords]
+
+
+def shown_coordinates(coords: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The vertices as the prompt shows them: rounded to 2 decimals, as the release dumps them."""
+    return [(round(float(x), 2), round(float(y), 2)) for x, y in coords]
+
+
 def coordinates_yaml(coords: Sequence[tuple[float, float]]) -> str:
     """The reference line as the release dumps it: yaml.dump of {"coordinates": [{x, y}, ...]}
     with float coordinates rounded to 2 decimals (shapely gives floats, so 400 shows as 400.0)."""
-    points = [{"x": round(float(x), 2), "y": round(float(y), 2)} for x, y in coords]
+    points = [{"x": x, "y": y} for x, y in shown_coordinates(coords)]
     return yaml.dump({"coordinates": points}).strip()
 
 

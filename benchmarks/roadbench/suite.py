@@ -10,17 +10,18 @@ from typing import Any, ClassVar
 from roadeval.benchmarks.errors import BadItemPolicy
 from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.loading import LoadReport
-from roadeval.benchmarks.messages import user_message
+from roadeval.benchmarks.messages import ImageRef, user_message
+from roadeval.benchmarks.output import ModelOutput
 from roadeval.benchmarks.registry import register_suite
 from roadeval.benchmarks.roadbench.answers import read_reply
 from roadeval.benchmarks.roadbench.answers import should_reask as release_reasks
 from roadeval.benchmarks.roadbench.demo import write_demo
 from roadeval.benchmarks.roadbench.loader import load_items
-from roadeval.benchmarks.roadbench.outcomes import parsed_outcome
+from roadeval.benchmarks.roadbench.outcomes import Outcome, parsed_outcome
 from roadeval.benchmarks.roadbench.predictions import score_prediction_file
 from roadeval.benchmarks.roadbench.render import item_image
 from roadeval.benchmarks.roadbench.scoring import item_values, summarize_task
-from roadeval.benchmarks.suite import Message, ParsedAnswer, ScoredItem, Suite
+from roadeval.benchmarks.suite import ItemScore, Message, ParsedAnswer, ScoredItem, Suite
 
 # The release commit whose prompts, parsing and metric scripts this adapter follows.
 SUITE_VERSION = "release-8178e69"
@@ -47,24 +48,42 @@ class RoadBenchSuite(Suite):
     def load(self, source: Path, *, on_bad_item: BadItemPolicy = BadItemPolicy.ERROR) -> LoadReport:
         return load_items(Path(source), SUITE_VERSION, on_bad_item)
 
-    def messages(self, item: Item) -> list[Message]:
-        return [user_message(item.question, images=[(item_image(item), "image/png")])]
+    def render(self, item: Item) -> tuple[ImageRef, ...]:
+        """BEV images with the reference line drawn on, FPV images as they are (PNG)."""
+        return (item_image(item),)
 
-    def parse(self, item: Item, text: str) -> ParsedAnswer:
-        return read_reply(item.task, text)
+    def prompt(self, item: Item, images: Sequence[ImageRef]) -> list[Message]:
+        return [user_message(item.question, images=images)]
+
+    def parse(self, item: Item, output: ModelOutput) -> ParsedAnswer:
+        return read_reply(item.task, output.text)
 
     def should_reask(self, item: Item, parsed: ParsedAnswer) -> bool:
         return release_reasks(parsed)
 
     def score(self, item: Item, parsed: ParsedAnswer) -> dict[str, float]:
+        return self.score_details(item, parsed).values
+
+    def score_details(self, item: Item, parsed: ParsedAnswer) -> ItemScore:
+        """The values, the anomaly (why the release would drop or crash on the item) kept for
+        audits, and the metric scripts' view of the item, which the task summary reuses."""
         result = parsed_outcome(item.task, parsed, item.reference)
-        values, _ = item_values(item.task, item.reference, result, item.extra.get("image_size"))
-        return values
+        values, anomaly = item_values(
+            item.task, item.reference, result, item.extra.get("image_size")
+        )
+        details = {"anomaly": anomaly} if anomaly else {}
+        return ItemScore(values=values, details=details, state=result)
 
     def summarize(self, task: str, scored: Sequence[ScoredItem]) -> dict[str, float]:
         """The official metrics of the task (names in `scoring`), plus items and errors."""
         truths = [row.item.reference for row in scored]
-        results = [parsed_outcome(task, row.parsed, row.item.reference) for row in scored]
+        results = [
+            row.state
+            if isinstance(row.state, Outcome)
+            # Scored without the scoring stage (a test, a notebook): read the outcome now.
+            else parsed_outcome(task, row.parsed, row.item.reference)
+            for row in scored
+        ]
         return summarize_task(task, truths, results, [row.values for row in scored])
 
     def score_predictions(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import random
 
-from roadeval.benchmarks.messages import message_text
 from roadeval.benchmarks.registry import BaselineCall, register_baseline
 
 # Per task, gold class -> a phrase that matches that class alone in the release's keyword sets.
@@ -53,7 +52,7 @@ def random_answer(call: BaselineCall) -> str:
         low, high = DISTANCE_RANGES[call.task]
         return f"{rng.uniform(low, high):.1f} meters"
     # The release's own test for an angle question (see its add_choices branch).
-    if call.task == "OR" and "degrees" in message_text(call.messages):
+    if call.task == "OR" and "degrees" in call.item.question:
         return f"{rng.uniform(-180.0, 180.0):.1f} degrees"
     if call.task not in CLASS_PHRASES:
         raise ValueError(f"random baseline: unknown TB-Bench task {call.task!r}")

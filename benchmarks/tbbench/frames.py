@@ -10,12 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PIL import Image
-
 from roadeval.benchmarks.image_check import (
     NotAnImageError,
     check_image,
-    image_format,
     image_media,
 )
 from roadeval.benchmarks.item import Media, MediaKind
@@ -23,12 +20,6 @@ from roadeval.benchmarks.media_store import materialize
 from roadeval.benchmarks.tbbench.rows import Layout, Row, row_error
 
 IMAGE_FIELD = "image"
-
-
-def image_mime(data: bytes) -> str:
-    """The MIME type for a data URL; the bytes were checked at load, PNG is only a fallback."""
-    name = image_format(data)
-    return Image.MIME.get(name, "image/png") if name else "image/png"
 
 
 def row_frames(path: Path, line: int, row: Row, item_id: str, layout: Layout) -> tuple[Media, ...]:
@@ -60,7 +51,7 @@ def _frame(
                 path, line, IMAGE_FIELD, f"{where}: embedded bytes: {exc}", item_id
             ) from None
         file = materialize(data, info.suffix)
-        return Media.from_bytes(kind, file, data, index=index)
+        return Media.from_bytes(kind, file, data, index=index, mime=info.mime)
     # A JSONL path, or a Parquet struct that names a file instead of embedding it.
     relative = entry.get("path") if isinstance(entry, dict) else entry
     if not isinstance(relative, str) or not relative:

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from roadeval.benchmarks.messages import image_part, text_part
-from roadeval.benchmarks.suite import Message
+from roadeval.benchmarks.messages import ImageRef, Message, image_part, text_part
 
 PREAMBLE = (
     "A chat between a curious user and an artificial intelligence assistant. "
@@ -54,11 +53,11 @@ def question_text(
     return problem + options_block(choices)
 
 
-def prompt_messages(question: str, frames: Sequence[tuple[bytes, str]]) -> list[Message]:
+def prompt_messages(question: str, frames: Sequence[ImageRef]) -> list[Message]:
     """One user turn: preamble, every frame in order, then the question."""
     content = [
         text_part(f"{PREAMBLE}\n"),
-        *(image_part(data, mime) for data, mime in frames),
+        *(image_part(frame) for frame in frames),
         text_part(f"\n{question}"),
     ]
     return [{"role": "user", "content": content}]

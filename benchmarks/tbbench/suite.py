@@ -10,10 +10,11 @@ from typing import Any, ClassVar
 from roadeval.benchmarks.errors import BadItemPolicy
 from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.loading import LoadReport
+from roadeval.benchmarks.messages import ImageRef
+from roadeval.benchmarks.output import ModelOutput
 from roadeval.benchmarks.registry import register_suite
 from roadeval.benchmarks.suite import Message, ParsedAnswer, ScoredItem, Suite
 from roadeval.benchmarks.tbbench.answers import grade, read_answer
-from roadeval.benchmarks.tbbench.frames import image_mime
 from roadeval.benchmarks.tbbench.loader import load_items
 from roadeval.benchmarks.tbbench.predictions import score_prediction_file
 from roadeval.benchmarks.tbbench.prompt import prompt_messages, question_text
@@ -51,19 +52,15 @@ class TBBenchSuite(Suite):
             source, suite_version=SUITE_VERSION, policy=on_bad_item, add_choices=self.add_choices
         )
 
-    def messages(self, item: Item) -> list[Message]:
+    def prompt(self, item: Item, images: Sequence[ImageRef]) -> list[Message]:
         choices = [item.options[letter] for letter in sorted(item.options)]
         question = question_text(
             item.labels["release_task"], item.question, choices, self.add_choices
         )
-        frames = []
-        for media in sorted(item.media, key=lambda m: m.index or 0):
-            data = media.read_bytes()
-            frames.append((data, image_mime(data)))
-        return prompt_messages(question, frames)
+        return prompt_messages(question, images)
 
-    def parse(self, item: Item, text: str) -> ParsedAnswer:
-        return read_answer(item.task, item.reference, text)
+    def parse(self, item: Item, output: ModelOutput) -> ParsedAnswer:
+        return read_answer(item.task, item.reference, output.text)
 
     def score(self, item: Item, parsed: ParsedAnswer) -> dict[str, float]:
         return {"correct": 1.0 if grade(item.task, item.reference, parsed) else 0.0}

@@ -8,11 +8,11 @@ PROMPT_VERSION so any change to it misses the response cache and shows in the ru
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from roadeval.benchmarks.item import Item, MediaKind
-from roadeval.benchmarks.messages import user_message
-from roadeval.benchmarks.suite import Message
+from roadeval.benchmarks.messages import ImageRef, Message, user_message
 from roadeval.benchmarks.trip.taxonomy import IMAGE_MIME_TYPES, LETTERS, Modality
 
 PROMPT_VERSION = "trip-v1"
@@ -41,15 +41,17 @@ def prompt_text(item: Item) -> str:
     return "\n\n".join(block for block in blocks if block)
 
 
-def build_messages(item: Item) -> list[Message]:
-    """One user turn: the item's images (in media order) first, then the prompt text."""
+def shown_images(item: Item) -> tuple[ImageRef, ...]:
+    """The item's images in media order (a point-cloud item's two renders), typed by suffix."""
     renders = sorted(
         (media for media in item.media if media.kind is MediaKind.IMAGE),
         key=lambda media: media.index if media.index is not None else 0,
     )
-    images = [(media.read_bytes(), _mime(media.path)) for media in renders]
+    return tuple(
+        ImageRef(m.path, m.sha256, IMAGE_MIME_TYPES[Path(m.path).suffix.lower()]) for m in renders
+    )
+
+
+def build_messages(item: Item, images: Sequence[ImageRef]) -> list[Message]:
+    """One user turn: the item's images first, then the prompt text."""
     return [user_message(prompt_text(item), images)]
-
-
-def _mime(path: str) -> str:
-    return IMAGE_MIME_TYPES[Path(path).suffix.lower()]

@@ -9,12 +9,14 @@ from typing import Any, ClassVar
 from roadeval.benchmarks.errors import BadItemPolicy
 from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.loading import LoadReport
+from roadeval.benchmarks.messages import ImageRef
+from roadeval.benchmarks.output import ModelOutput
 from roadeval.benchmarks.registry import register_suite
 from roadeval.benchmarks.suite import Message, ParsedAnswer, ScoredItem, Suite
 from roadeval.benchmarks.trip import demo, metrics
 from roadeval.benchmarks.trip.answer_rule import AbnormalRule, parse_reply
 from roadeval.benchmarks.trip.loader import load_items
-from roadeval.benchmarks.trip.prompt import PROMPT_VERSION, build_messages
+from roadeval.benchmarks.trip.prompt import PROMPT_VERSION, build_messages, shown_images
 from roadeval.benchmarks.trip.taxonomy import LABEL_FIELDS, SUITE_NAME, TASK
 
 # Suite-level figures surfaced from the single task's summary.
@@ -49,11 +51,14 @@ class TripSuite(Suite):
     def load(self, source: Path, *, on_bad_item: BadItemPolicy = BadItemPolicy.ERROR) -> LoadReport:
         return load_items(Path(source), on_bad_item)
 
-    def messages(self, item: Item) -> list[Message]:
-        return build_messages(item)
+    def render(self, item: Item) -> tuple[ImageRef, ...]:
+        return shown_images(item)
 
-    def parse(self, item: Item, text: str) -> ParsedAnswer:
-        return parse_reply(text, self.abnormal_rule)
+    def prompt(self, item: Item, images: Sequence[ImageRef]) -> list[Message]:
+        return build_messages(item, images)
+
+    def parse(self, item: Item, output: ModelOutput) -> ParsedAnswer:
+        return parse_reply(output.text, self.abnormal_rule)
 
     def score(self, item: Item, parsed: ParsedAnswer) -> dict[str, float]:
         # An unparsed reply has no value, so it never equals the gold letter: wrong, by the rule.

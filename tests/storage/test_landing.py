@@ -10,9 +10,11 @@ from roadeval.storage.catalog import query
 from roadeval.storage.landing import Part, land
 from roadeval.storage.store import LocalStore
 
+from support.rows import record
 
-def _rows(table: str, n: int) -> list[dict[str, object]]:
-    return [{"run_id": "r", "suite": "s", "item_id": str(i), "model": "m"} for i in range(n)]
+
+def _rows(table: str, n: int) -> list[object]:
+    return [record(table, run_id="r", suite="s", item_id=str(i), model="m") for i in range(n)]
 
 
 class Crash(Exception):

@@ -10,21 +10,25 @@ import pytest
 
 from roadeval.storage.catalog import query
 from roadeval.storage.landing import Part, land, read_table
+from roadeval.storage.records import ScoreRow
 from roadeval.storage.store import LocalStore, S3Store, open_store
 from roadeval.storage.tables import to_parquet, write_part
 
+from support.rows import record
 
-def _score(item: str, value: float, model: str = "openai/m") -> dict:
-    return {
-        "run_id": "r1",
-        "suite": "s",
-        "task": "t",
-        "item_id": item,
-        "model": model,
-        "metric": "correct",
-        "value": value,
-        "details_json": None,
-    }
+
+def _score(item: str, value: float, model: str = "openai/m") -> ScoreRow:
+    return record(
+        "scores",
+        run_id="r1",
+        suite="s",
+        task="t",
+        item_id=item,
+        model=model,
+        metric="correct",
+        value=value,
+        status="scored",
+    )
 
 
 def test_local_put_is_atomic_and_leaves_no_partial_file(tmp_path: Path, monkeypatch) -> None:
@@ -44,10 +48,10 @@ def test_local_put_is_atomic_and_leaves_no_partial_file(tmp_path: Path, monkeypa
     assert [p.name for p in (tmp_path / "a").iterdir()] == ["b.txt"]
 
 
-def test_unknown_column_is_rejected_before_anything_is_written(tmp_path: Path) -> None:
+def test_a_row_of_another_record_is_rejected_before_anything_is_written(tmp_path: Path) -> None:
     store = LocalStore(tmp_path)
-    with pytest.raises(KeyError, match="unknown columns"):
-        write_part(store, "scores", "x", [{**_score("a", 1.0), "bogus": 1}])
+    with pytest.raises(TypeError, match="takes ScoreRow rows"):
+        write_part(store, "scores", "x", [{"run_id": "r1", "bogus": 1}])
     assert store.list("tables") == []
 
 

@@ -34,6 +34,8 @@ class Reply:
     completion_tokens: int = 1
     fault: Fault | None = None
     trickle_s: float = 0.05
+    # Per output token: (token, logprob, [(alternative, logprob), ...]), sent as OpenAI does.
+    logprobs: list[tuple[str, float, list[tuple[str, float]]]] | None = None
 
 
 # (request body, this model's hit number from 1) -> reply. The body carries two extra keys:
@@ -144,18 +146,31 @@ class ModelServer:
                     }
                     self._send(reply.status, error, reply)
                     return
+                choice: dict[str, Any] = {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": reply.text},
+                    "finish_reason": "stop",
+                }
+                if reply.logprobs is not None:
+                    choice["logprobs"] = {
+                        "content": [
+                            {
+                                "token": token,
+                                "logprob": logprob,
+                                "bytes": None,
+                                "top_logprobs": [
+                                    {"token": t, "logprob": lp, "bytes": None} for t, lp in top
+                                ],
+                            }
+                            for token, logprob, top in reply.logprobs
+                        ]
+                    }
                 payload = {
                     "id": "chatcmpl-test",
                     "object": "chat.completion",
                     "created": int(time.time()),
                     "model": body.get("model"),
-                    "choices": [
-                        {
-                            "index": 0,
-                            "message": {"role": "assistant", "content": reply.text},
-                            "finish_reason": "stop",
-                        }
-                    ],
+                    "choices": [choice],
                     "usage": {
                         "prompt_tokens": reply.prompt_tokens,
                         "completion_tokens": reply.completion_tokens,

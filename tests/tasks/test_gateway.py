@@ -10,19 +10,19 @@ import pytest
 from roadeval.benchmarks.messages import user_message
 from roadeval.tasks.gateway import ModelClient, run_on_gateway
 from roadeval.tasks.model_spec import ModelSpec
-from roadeval.tasks.request import ErrorKind, ModelResponse
+from roadeval.tasks.request import ErrorKind, ModelCall
 
 from support.model_server import ModelServer, Reply
 
 
-def ask_all(server: ModelServer, name: str, **spec: Any) -> list[ModelResponse]:
+def ask_all(server: ModelServer, name: str, **spec: Any) -> list[ModelCall]:
     """Every HTTP try of one request, in order."""
     client = ModelClient(ModelSpec(model=f"openai/{name}", api_base=server.api_base, **spec))
-    request = client.request([user_message("Q?")], 1, suite="s", task="t", item_id="i")
+    request = client.request([user_message("Q?")], 1)
     return run_on_gateway(client.complete(request)).tries
 
 
-def ask(server: ModelServer, name: str, **spec: Any) -> ModelResponse:
+def ask(server: ModelServer, name: str, **spec: Any) -> ModelCall:
     """The final try of one request."""
     return ask_all(server, name, **spec)[-1]
 
@@ -61,7 +61,8 @@ def test_timeouts_are_retried_then_reported(server: ModelServer) -> None:
 def test_cost_from_panel_prices_and_usage(server: ModelServer) -> None:
     server.rules["priced"] = lambda body, hit: Reply("C", prompt_tokens=1000, completion_tokens=10)
     response = ask(server, "priced", input_cost_per_token=2e-6, output_cost_per_token=1e-5)
-    assert response.tokens_in == 1000 and response.tokens_out == 10
+    assert response.output is not None
+    assert response.output.tokens_in == 1000 and response.output.tokens_out == 10
     assert response.cost_usd == pytest.approx(1000 * 2e-6 + 10 * 1e-5)
 
 

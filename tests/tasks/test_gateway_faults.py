@@ -22,7 +22,7 @@ def client_for(server: ModelServer, name: str, **spec: Any) -> ModelClient:
 
 
 def call(client: ModelClient, question: str = "Q?") -> CallOutcome:
-    request = client.request([user_message(question)], 1, suite="s", task="t", item_id=question)
+    request = client.request([user_message(question)], 1)
     return run_on_gateway(client.complete(request))
 
 
@@ -63,10 +63,7 @@ def test_many_concurrent_drops_do_not_make_a_healthy_endpoint_unreachable(
     client = client_for(server, "busy", num_retries=2, retry_backoff_s=0.05, max_concurrency=8)
 
     async def many() -> list[CallOutcome]:
-        requests = [
-            client.request([user_message(f"Q{i}")], 1, suite="s", task="t", item_id=str(i))
-            for i in range(16)
-        ]
+        requests = [client.request([user_message(f"Q{i}")], 1) for i in range(16)]
         return list(await asyncio.gather(*(client.complete(r) for r in requests)))
 
     outcomes = run_on_gateway(many())

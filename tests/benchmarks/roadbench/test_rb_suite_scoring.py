@@ -9,6 +9,7 @@ import pytest
 import roadbench_reference as reference
 
 from roadeval.benchmarks.item import AnswerKind, Item
+from roadeval.benchmarks.output import ModelOutput
 from roadeval.benchmarks.registry import get_suite
 from roadeval.benchmarks.suite import ParsedAnswer, ParseStatus, ScoredItem
 
@@ -32,7 +33,7 @@ def scored(task: str, cases: list[tuple[object, str]], **extra: object) -> list[
     rows = []
     for index, (truth, reply) in enumerate(cases):
         it = item(task, index, truth, **extra)
-        parsed = SUITE.parse(it, reply)
+        parsed = SUITE.parse(it, ModelOutput(reply))
         rows.append(ScoredItem(it, parsed, SUITE.score(it, parsed)))
     return rows
 
@@ -40,9 +41,9 @@ def scored(task: str, cases: list[tuple[object, str]], **extra: object) -> list[
 def test_protocol_settings() -> None:
     assert SUITE.max_attempts == 4
     it = item("1", 0, 2)
-    assert SUITE.should_reask(it, SUITE.parse(it, "num_lanes: [2"))
-    assert not SUITE.should_reask(it, SUITE.parse(it, "lanes: 2"))
-    assert not SUITE.should_reask(it, SUITE.parse(it, "num_lanes: 2"))
+    assert SUITE.should_reask(it, SUITE.parse(it, ModelOutput("num_lanes: [2")))
+    assert not SUITE.should_reask(it, SUITE.parse(it, ModelOutput("lanes: 2")))
+    assert not SUITE.should_reask(it, SUITE.parse(it, ModelOutput("num_lanes: 2")))
 
 
 def test_lane_counting_summary_with_bad_answers() -> None:
@@ -137,6 +138,6 @@ def test_empty_task_has_no_summary() -> None:
 
 def test_parsed_value_is_not_replaced_for_unparsed_answers() -> None:
     it = item("4", 0, 3)
-    parsed = SUITE.parse(it, "no")
+    parsed = SUITE.parse(it, ModelOutput("no"))
     assert parsed == ParsedAnswer(ParseStatus.UNPARSED, None, parsed.rule, parsed.detail)
     assert SUITE.score(it, parsed)["abs_error"] == 3.0

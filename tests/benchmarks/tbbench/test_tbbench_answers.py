@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from roadeval.benchmarks.item import AnswerKind, Item
 from roadeval.benchmarks.registry import BaselineCall, find_baseline
 from roadeval.benchmarks.suite import ParseStatus
 from roadeval.benchmarks.tbbench.answers import grade, read_answer
 from roadeval.benchmarks.tbbench.baseline import CLASS_PHRASES, random_answer
 from roadeval.benchmarks.tbbench.keywords import KEYWORD_TABLES
-from roadeval.benchmarks.tbbench.prompt import prompt_messages
 
 
 @pytest.mark.parametrize(
@@ -79,8 +79,16 @@ def test_baseline_phrases_name_exactly_their_class() -> None:
 
 
 def _call(task: str, item_id: str, question: str, seed: int = 0, attempt: int = 1) -> BaselineCall:
-    messages = prompt_messages(question, [])
-    return BaselineCall("tbbench", task, item_id, messages, seed, attempt)
+    item = Item(
+        suite="tbbench",
+        suite_version="test",
+        item_id=item_id,
+        task=task,
+        question=question,
+        answer_kind=AnswerKind.LABEL,
+        reference="front",
+    )
+    return BaselineCall.blind(item, seed, attempt)
 
 
 def test_random_baseline_is_registered_seeded_and_readable() -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from roadeval.benchmarks.output import ModelOutput
 from roadeval.benchmarks.registry import BaselineCall, find_baseline
 from roadeval.benchmarks.suite import ScoredItem
 from roadeval.benchmarks.tbbench.baseline import CLASS_PHRASES
@@ -81,7 +82,7 @@ def test_demo_golds_are_answerable_and_random_baseline_runs(tmp_path: Path) -> N
     oracle = [
         ScoredItem(i, p, suite.score(i, p))
         for i in items
-        for p in [suite.parse(i, _oracle(i.task, i.reference))]
+        for p in [suite.parse(i, ModelOutput(_oracle(i.task, i.reference)))]
     ]
     per_task = {
         code: suite.summarize(code, [s for s in oracle if s.item.task == code])
@@ -94,8 +95,8 @@ def test_demo_golds_are_answerable_and_random_baseline_runs(tmp_path: Path) -> N
     assert baseline is not None
     scored = []
     for item in items:
-        call = BaselineCall("tbbench", item.task, item.item_id, suite.messages(item), 7, 1)
-        parsed = suite.parse(item, baseline.fn(call))
+        call = BaselineCall.blind(item, 7, 1)
+        parsed = suite.parse(item, ModelOutput(baseline.fn(call)))
         assert parsed.status.value == "ok", (item.item_id, parsed)
         scored.append(ScoredItem(item, parsed, suite.score(item, parsed)))
     accuracies = {

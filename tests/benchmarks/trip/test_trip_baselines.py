@@ -4,14 +4,23 @@ from __future__ import annotations
 
 from collections import Counter
 
+from roadeval.benchmarks.item import AnswerKind, Item
 from roadeval.benchmarks.registry import BaselineCall, find_baseline
 from roadeval.benchmarks.suite import ParseStatus
 from roadeval.benchmarks.trip.answer_rule import parse_reply
 
 
 def _call(item_id: str, seed: int = 7, attempt: int = 1) -> BaselineCall:
-    messages = [{"role": "user", "content": "question"}]
-    return BaselineCall("trip", "mcq", item_id, messages, seed, attempt)
+    item = Item(
+        suite="trip",
+        suite_version="test",
+        item_id=item_id,
+        task="mcq",
+        question="question",
+        answer_kind=AnswerKind.CHOICE,
+        reference="A",
+    )
+    return BaselineCall.blind(item, seed, attempt)
 
 
 def test_random_baseline_is_deterministic_and_roughly_uniform() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from roadeval.benchmarks.item import AnswerKind, Item
+from roadeval.benchmarks.output import ModelOutput
 from roadeval.benchmarks.suite import ParsedAnswer, ParseStatus, ScoredItem
 from roadeval.benchmarks.trip import metrics
 from roadeval.benchmarks.trip.suite import TripSuite
@@ -49,7 +50,7 @@ def _scored(suite: TripSuite) -> list[ScoredItem]:
     scored = []
     for item_id, modality, difficulty, role, point, reply in ROWS:
         item = _item(item_id, modality, difficulty, role, point)
-        parsed = suite.parse(item, reply)
+        parsed = suite.parse(item, ModelOutput(reply))
         scored.append(ScoredItem(item, parsed, suite.score(item, parsed)))
     return scored
 
@@ -115,7 +116,7 @@ def test_overall_surfaces_the_task_figures() -> None:
 def test_error_pareto_ranks_knowledge_points_per_role() -> None:
     suite = TripSuite()
     extra = _item("x1", "text", "easy", "vehicle", "kp3")
-    wrong = suite.parse(extra, "D")
+    wrong = suite.parse(extra, ModelOutput("D"))
     scored = [*_scored(suite), ScoredItem(extra, wrong, suite.score(extra, wrong))]
     charts = metrics.error_pareto(scored)
     # Wrong: t3 (vehicle kp2), t4 (traveler kp2), i2 and x1 (vehicle kp3), p1 (traveler kp3).

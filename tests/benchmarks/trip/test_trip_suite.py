@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from roadeval.benchmarks.output import ModelOutput
 from roadeval.benchmarks.registry import get_suite, suite_names
 from roadeval.benchmarks.suite import ParseStatus
 from roadeval.benchmarks.trip.suite import TripSuite
@@ -60,7 +61,8 @@ def test_prompts_differ_only_by_the_visual_note(write_source, text_row, image_ro
 def test_parse_and_score_follow_the_configured_rule(write_source, text_row) -> None:
     strict, lenient = TripSuite(), TripSuite(abnormal_rule="first-valid")
     (item,) = strict.load(write_source([text_row()])).items  # gold A
-    strict_parse, lenient_parse = strict.parse(item, "A, B"), lenient.parse(item, "A, B")
+    reply = ModelOutput("A, B")
+    strict_parse, lenient_parse = strict.parse(item, reply), lenient.parse(item, reply)
     assert strict_parse.status is ParseStatus.UNPARSED
     assert strict.score(item, strict_parse) == {"correct": 0.0}
     assert lenient_parse.status is ParseStatus.ABNORMAL

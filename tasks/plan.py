@@ -1,0 +1,160 @@
+"""The plan stage: every request a shard will make, keyed and looked up, before any is made.
+
+A planned item holds its request for each attempt the protocol may make (the first always, the
+re-asks only if an answer does not read) and the stored answer to each, if there is one. From the
+plan, the run knows what it will send, what it will reuse and, roughly, what it will cost, before
+the first call: the `plan` table is what dry runs, budgets and reruns are queries over.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from roadeval.benchmarks.item import Item
+from roadeval.benchmarks.messages import ImageRef, Message, message_text
+from roadeval.benchmarks.suite import Suite
+from roadeval.storage.records import PlanRow
+from roadeval.tasks.gateway import ModelClient
+from roadeval.tasks.request import ModelCall, ModelRequest
+from roadeval.tasks.response_cache import ResponseCache
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One suite x one model x one chunk of items: the unit a Prefect task answers."""
+
+    run_id: str
+    index: int
+    suite: Suite
+    client: ModelClient
+    items: list[Item]
+
+    @property
+    def name(self) -> str:
+        """The shard's landing name, unique in the store."""
+        return f"{self.run_id}-{self.index:05d}"
+
+
+@dataclass(frozen=True)
+class PlannedItem:
+    """One item's requests, attempt by attempt, and the answers the store already holds."""
+
+    item: Item
+    requests: tuple[ModelRequest, ...]
+    stored: tuple[ModelCall | None, ...]
+    images: int
+    prompt_tokens_est: int | None
+
+
+@dataclass(frozen=True)
+class ShardPlan:
+    shard: Shard
+    items: tuple[PlannedItem, ...]
+
+
+def estimate_prompt_tokens(client: ModelClient, messages: Sequence[Message]) -> int | None:
+    """The prompt's text tokens by the model's tokenizer where LiteLLM has one (images are
+    counted apart); None for a model that costs nothing, where no estimate is needed."""
+    if client.spec.is_baseline:
+        return None
+    import litellm
+
+    text = message_text(messages)
+    return int(litellm.token_counter(model=client.spec.model, text=text))
+
+
+def plan_item(
+    shard: Shard, item: Item, images: Sequence[ImageRef], cache: ResponseCache
+) -> PlannedItem:
+    suite, client = shard.suite, shard.client
+    messages = suite.prompt(item, images)
+    settings = suite.generation_for(item)
+    requests = tuple(
+        client.request(messages, attempt, item=item, settings=settings)
+        for attempt in range(1, suite.max_attempts + 1)
+    )
+    stored = _stored(requests, cache)
+    return PlannedItem(
+        item, requests, stored, len(images), estimate_prompt_tokens(client, messages)
+    )
+
+
+def _stored(requests: Sequence[ModelRequest], cache: ResponseCache) -> tuple[ModelCall | None, ...]:
+    """The stored answer to each attempt's request. A re-ask is looked up only when the attempt
+    before it was found: one is only ever made after the other, so this saves the look-ups (one
+    request each on S3) that would find nothing."""
+    found: list[ModelCall | None] = []
+    for request in requests:
+        found.append(cache.lookup(request) if not found or found[-1] is not None else None)
+    return tuple(found)
+
+
+def plan_shard(
+    shard: Shard, renders: dict[str, tuple[ImageRef, ...]], cache: ResponseCache
+) -> ShardPlan:
+    """Plan every item of the shard from its renders (CPU and store look-ups: run it off the
+    gateway loop)."""
+    return ShardPlan(
+        shard,
+        tuple(plan_item(shard, item, renders[item.item_id], cache) for item in shard.items),
+    )
+
+
+def plan_rows(plan: ShardPlan, judge: ModelClient | None, now: datetime) -> list[PlanRow]:
+    """The plan table's rows for a shard: one per request the protocol may make, the re-asks
+    and the judge call marked conditional (a judge request is known only once there is an
+    answer to judge, so it has no key yet)."""
+    shard, client = plan.shard, plan.shard.client
+    rows: list[PlanRow] = []
+    for planned in plan.items:
+        item = planned.item
+        common: dict[str, Any] = {
+            "run_id": shard.run_id,
+            "suite": item.suite,
+            "task": item.task,
+            "item_id": item.item_id,
+            "content_hash": item.content_hash,
+            "answer_model": client.spec.label,
+            "created_at": now,
+        }
+        for request, stored in zip(planned.requests, planned.stored, strict=True):
+            rows.append(
+                PlanRow(
+                    **common,
+                    model=client.spec.label,
+                    model_string=client.spec.model,
+                    api_base=client.api_base,
+                    role=request.role,
+                    request_key=request.key,
+                    attempt=request.attempt,
+                    conditional=request.attempt > 1,
+                    answered=stored is not None,
+                    params_json=json.dumps(request.params, sort_keys=True),
+                    prompt_tokens_est=planned.prompt_tokens_est,
+                    images=planned.images,
+                    max_output_tokens=request.params.get("max_tokens"),
+                )
+            )
+        if judge is not None and shard.suite.uses_judge:
+            rows.append(
+                PlanRow(
+                    **common,
+                    model=judge.spec.label,
+                    model_string=judge.spec.model,
+                    api_base=judge.api_base,
+                    role="judge",
+                    request_key=None,
+                    attempt=1,
+                    conditional=True,
+                    answered=False,
+                    params_json="{}",
+                    prompt_tokens_est=None,
+                    images=planned.images,
+                    max_output_tokens=None,
+                )
+            )
+    return rows
