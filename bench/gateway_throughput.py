@@ -1,7 +1,8 @@
 """What the call path costs per request: shards of TRIP text items against an instant local
 OpenAI-compatible server (in a process of its own, so that its CPU is not counted), through the
-real gateway, cache and landing. Prints items per second and the CPU seconds this process spent
-per request; run it on two versions of the code side by side to compare ratios.
+real stages (plan, ask, score, land) with the gateway and the store. Prints items per second and
+the CPU seconds this process spent per request; run it on two versions of the code side by side
+(PYTHONPATH at a tree of each) to compare ratios.
 
     .venv/bin/python bench/gateway_throughput.py [--items 2000] [--concurrency 32] [--repeat 3]
 
@@ -22,7 +23,16 @@ from roadeval.benchmarks.registry import get_suite
 from roadeval.storage.store import LocalStore
 from roadeval.tasks.gateway import ModelClient
 from roadeval.tasks.model_spec import ModelSpec
-from roadeval.tasks.shard import Shard, run_shard
+from roadeval.tasks.shard import run_shard
+
+try:  # the staged run: plan, then ask and score
+    from roadeval.tasks.plan import Shard, plan_shard
+    from roadeval.tasks.render import render_items
+    from roadeval.tasks.response_cache import ResponseCache
+except ImportError:  # code from before the plan stage: shards ask straight away
+    from roadeval.tasks.shard import Shard  # type: ignore[attr-defined,no-redef]
+
+    plan_shard = None  # type: ignore[assignment]
 
 SERVER = """
 import sys, time
@@ -58,7 +68,12 @@ def one_pass(api_base: str, items: list[Item], concurrency: int, chunk: int) -> 
         # Shards one after another in this thread: the gateway loop still runs each shard's
         # requests concurrently, up to the model's limit.
         for index, start in enumerate(range(0, len(items), chunk)):
-            run_shard(Shard("bench", index, suite, client, items[start : start + chunk]), store)
+            shard = Shard("bench", index, suite, client, items[start : start + chunk])
+            if plan_shard is None:
+                run_shard(shard, store)
+                continue
+            renders = render_items(suite, shard.items)
+            run_shard(plan_shard(shard, renders, ResponseCache(store)), store)
         return time.perf_counter() - wall, time.process_time() - cpu
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from roadeval.benchmarks.errors import BadItemPolicy
+from roadeval.benchmarks.generation import GenerationSettings
 from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.loading import LoadReport
 from roadeval.benchmarks.messages import ImageRef
@@ -32,6 +33,8 @@ class TripSuite(Suite):
     """
 
     prompt_version: ClassVar[str] = PROMPT_VERSION
+    # The paper's "fixed decoding": greedy. It states no token limit, so none is set.
+    generation: ClassVar[GenerationSettings] = GenerationSettings(temperature=0)
     slice_labels: ClassVar[tuple[str, ...]] = tuple(LABEL_FIELDS)
     slice_metrics: ClassVar[tuple[str, ...]] = (metrics.CORRECT,)
 
