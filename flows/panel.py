@@ -9,6 +9,7 @@ same way, recorded `failed`.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -38,7 +39,7 @@ from roadeval.tasks.aggregate import aggregate
 from roadeval.tasks.gateway import ModelClient
 from roadeval.tasks.items_table import land_items
 from roadeval.tasks.model_spec import ModelSpec
-from roadeval.tasks.plan import Shard, ShardPlan
+from roadeval.tasks.plan import Shard
 from roadeval.tasks.secrets import Redactor, install_log_redaction, remove_log_redaction
 from roadeval.tasks.shard import ShardResult
 from roadeval.tasks.stopping import StopReason, StopSignal
@@ -73,7 +74,11 @@ class RunStopped(Exception):
 
 
 def _collect(
-    futures: list[PrefectFuture[T]], stop: StopSignal, total_items: int, doing: str
+    futures: list[PrefectFuture[T]],
+    stop: StopSignal,
+    total_items: int,
+    doing: str,
+    items_in: Callable[[T], int],
 ) -> tuple[list[T], BaseException | None]:
     """Wait for every shard, showing on stderr how many items are done so far. A failed shard
     stops the run (the others end quickly and land what they have); its error is returned."""
@@ -99,15 +104,9 @@ def _collect(
                     stop.request(StopReason(f"a shard failed: {exc}", 1, RunStatus.FAILED))
                 continue
             done[order[id(future)]] = result
-            progress.advance(bar, _items_of(result))
+            progress.advance(bar, items_in(result))
     # Results in plan order, so reports and manifests do not depend on timing.
     return [done[n] for n in sorted(done)], failure
-
-
-def _items_of(result: object) -> int:
-    if isinstance(result, ShardResult):
-        return result.counts["items"]
-    return len(result.items) if isinstance(result, ShardPlan) else 0
 
 
 @flow(name="evaluate-panel", log_prints=False)
@@ -214,12 +213,16 @@ class _Run:
         plan_futures = [
             plan_task.submit(shard, renders[shard.suite.name], self.store) for shard in self.shards
         ]
-        plans, failure = _collect(plan_futures, self.stop, total, "planning")
+        plans, failure = _collect(
+            plan_futures, self.stop, total, "planning", lambda plan: len(plan.items)
+        )
         if failure is not None:
             return [], failure
         land_plan(self.store, self.run_id, plans, self.judge)
         futures = [answer_task.submit(plan, self.store, self.judge) for plan in plans]
-        return _collect(futures, self.stop, total, "answering")
+        return _collect(
+            futures, self.stop, total, "answering", lambda result: result.counts["items"]
+        )
 
     def _land_metrics(self, results: list[ShardResult]) -> list[MetricRow]:
         by_pair: dict[tuple[str, str], list[Any]] = {}

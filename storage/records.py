@@ -87,20 +87,28 @@ class ItemRow:
     extra_json: str
 
 
-@table("plan")
 @dataclass(frozen=True)
-class PlanRow:
-    """One request a run set out to make, before it made any: the basis of cost estimates,
-    budgets and reruns. `conditional` requests are made only if the protocol calls for them
-    (a re-ask after an unreadable answer, a judge call once there is an answer)."""
+class AboutItem:
+    """The columns every per-item row starts with: which run, which item (by content too, so
+    that reruns can find facts by what was asked), and which model's answer it is about."""
 
     run_id: str
     suite: str
     task: str
     item_id: str
     content_hash: str
-    # Who is asked (the judge, for a judge call), and whose answer the request is about.
     model: str
+
+
+@table("plan")
+@dataclass(frozen=True)
+class PlanRow(AboutItem):
+    """One request a run set out to make, before it made any: the basis of cost estimates,
+    budgets and reruns. `conditional` requests are made only if the protocol calls for them
+    (a re-ask after an unreadable answer, a judge call once there is an answer)."""
+
+    # `model` is who is asked (the judge, for a judge call); `answer_model`, whose answer the
+    # request is about.
     model_string: str
     api_base: str | None
     answer_model: str
@@ -118,15 +126,10 @@ class PlanRow:
 
 @table("responses")
 @dataclass(frozen=True)
-class ResponseRow:
-    """One HTTP request sent (retries included), or one answer reused from the store."""
+class ResponseRow(AboutItem):
+    """One HTTP request sent (retries included), or one answer reused from the store; `model`
+    is who answered (the judge, for a judge call)."""
 
-    run_id: str
-    suite: str
-    task: str
-    item_id: str
-    content_hash: str
-    model: str
     model_string: str
     api_base: str | None
     # "answer" for the model under test, "judge" for a model that scores answers.
@@ -158,12 +161,9 @@ class ResponseRow:
 
 @table("parses")
 @dataclass(frozen=True)
-class ParseRow:
-    run_id: str
-    suite: str
-    task: str
-    item_id: str
-    model: str
+class ParseRow(AboutItem):
+    """What the suite's parser read from one attempt's answer, and by which rule."""
+
     attempt: Int32
     request_key: str
     status: str
@@ -174,16 +174,10 @@ class ParseRow:
 
 @table("scores")
 @dataclass(frozen=True)
-class ScoreRow:
+class ScoreRow(AboutItem):
     """One metric of one item's answer. An answer that could not be scored (a judge reply that
     does not read) is a row with no value, status `unscored` and the reason: never 0."""
 
-    run_id: str
-    suite: str
-    task: str
-    item_id: str
-    content_hash: str
-    model: str
     request_key: str
     metric: str
     value: float | None

@@ -25,17 +25,17 @@ def _whose(run_id: str, client: ModelClient, outcome: ItemOutcome) -> dict[str, 
         "suite": item.suite,
         "task": item.task,
         "item_id": item.item_id,
+        "content_hash": item.content_hash,
         "model": client.spec.label,
     }
 
 
 def _response(
-    whose: dict[str, Any], client: ModelClient, call: ModelCall, content_hash: str, now: datetime
+    whose: dict[str, Any], client: ModelClient, call: ModelCall, now: datetime
 ) -> ResponseRow:
     output = call.output
     return ResponseRow(
         **{**whose, "model": client.spec.label},
-        content_hash=content_hash,
         model_string=client.spec.model,
         api_base=client.api_base,
         role=call.role,
@@ -72,12 +72,11 @@ def response_rows(
     """One row per HTTP try and per reused answer, the judge's included; costs are this
     run's (0 when reused)."""
     whose = _whose(run_id, client, outcome)
-    content_hash = outcome.item.content_hash
     for call in outcome.responses:
-        yield _response(whose, client, call, content_hash, now)
+        yield _response(whose, client, call, now)
     for call in outcome.judge_calls:
         assert judge is not None
-        yield _response(whose, judge, call, content_hash, now)
+        yield _response(whose, judge, call, now)
 
 
 def parse_rows(run_id: str, client: ModelClient, outcome: ItemOutcome) -> Iterator[ParseRow]:
@@ -111,7 +110,6 @@ def score_rows(run_id: str, client: ModelClient, outcome: ItemOutcome) -> Iterat
             details["judge_response_id"] = response_id
     common = {
         **whose,
-        "content_hash": outcome.item.content_hash,
         "request_key": answer.request_key,
         "judge_model": judged.model if judged else None,
         "judge_request_key": judged.request_key if judged else None,
