@@ -13,7 +13,7 @@ from roadeval.environment import apply_offline_defaults
 
 apply_offline_defaults()
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 _EXPORTS: dict[str, str] = {
     "Item": "roadeval.benchmarks.item",

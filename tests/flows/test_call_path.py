@@ -80,7 +80,7 @@ def test_a_timed_out_request_that_is_retried_is_visible_as_such(
     model = {
         "model": "openai/slow",
         "api_base": server.api_base,
-        "timeout_s": 1.0,
+        "timeout_s": 2.0,
         "num_retries": 1,
         "retry_backoff_s": 0.0,
         "max_concurrency": 16,

@@ -52,8 +52,10 @@ def test_empty_reply_is_an_error_not_an_answer(server: ModelServer) -> None:
 
 
 def test_timeouts_are_retried_then_reported(server: ModelServer) -> None:
-    server.rules["sleepy"] = lambda body, hit: Reply("A", delay_s=1.0)
-    response = ask(server, "sleepy", timeout_s=0.2, num_retries=1, retry_backoff_s=0.0)
+    # The deadline covers the whole call, the client's own work included: leave it room enough
+    # on a loaded machine for each try to reach the server.
+    server.rules["sleepy"] = lambda body, hit: Reply("A", delay_s=3.0)
+    response = ask(server, "sleepy", timeout_s=1.0, num_retries=1, retry_backoff_s=0.0)
     assert response.error_kind == ErrorKind.TIMEOUT
     assert len(server.hits_for("sleepy")) == 2
 
