@@ -20,14 +20,14 @@ KEY = "ab" + "c" * 62
 
 
 def _exclusive_and_expiring(store: Store) -> None:
-    first = RequestClaims(store, "run-1", ttl=0.5)
-    second = RequestClaims(store, "run-2", ttl=0.5)
+    first = RequestClaims(store, "run-1", ttl=1.5)
+    second = RequestClaims(store, "run-2", ttl=1.5)
     lease = first.try_acquire(KEY)
     assert lease is not None and lease.generation == 1
     assert second.try_acquire(KEY) is None  # held
     first.renew(lease)
     assert second.try_acquire(KEY) is None
-    time.sleep(0.6)  # the holder stopped renewing: its claim expired
+    time.sleep(1.6)  # the holder stopped renewing: its claim expired
     taken = second.try_acquire(KEY)
     assert taken is not None and taken.generation == 2
     assert first.try_acquire(KEY) is None
