@@ -18,7 +18,15 @@ from roadeval.benchmarks.loading import LoadReport
 from roadeval.benchmarks.messages import ImageRef, Message, encode_messages
 from roadeval.benchmarks.output import ModelOutput
 
-__all__ = ["ItemScore", "Message", "ParseStatus", "ParsedAnswer", "ScoredItem", "Suite"]
+__all__ = [
+    "GroupValue",
+    "ItemScore",
+    "Message",
+    "ParseStatus",
+    "ParsedAnswer",
+    "ScoredItem",
+    "Suite",
+]
 
 
 class ParseStatus(StrEnum):
@@ -49,6 +57,20 @@ class ItemScore:
     details: dict[str, Any] = field(default_factory=dict)
     judged: JudgeReply | None = None
     state: Any = None
+
+
+@dataclass(frozen=True)
+class GroupValue:
+    """A corpus-level value over a group of items that is not a mean of per-item values (an
+    ECE over a view, a micro-average over several tasks): `task` '*' for suite-wide groups,
+    `slice` '' for all items."""
+
+    task: str
+    slice: str
+    slice_value: str
+    metric: str
+    value: float
+    n: int
 
 
 @dataclass(frozen=True)
@@ -125,6 +147,11 @@ class Suite(ABC):
         """`score` with what an audit or the summary wants kept; by default the values alone."""
         return ItemScore(values=self.score(item, parsed))
 
+    def heavy_scoring(self, item: Item) -> bool:
+        """Whether scoring this item is worth sending to the scoring cluster (Ray): CPU-heavy
+        metrics, or a judge call. By default, every item of a judged suite."""
+        return self.uses_judge
+
     async def score_item(
         self, item: Item, parsed: ParsedAnswer, output: ModelOutput, judge: Judge | None
     ) -> ItemScore:
@@ -147,6 +174,11 @@ class Suite(ABC):
     def overall(self, per_task: dict[str, dict[str, float]]) -> dict[str, float]:
         """Suite-level metrics from the per-task ones; none unless the suite defines them."""
         return {}
+
+    def group_values(self, scored: Sequence[ScoredItem]) -> list[GroupValue]:
+        """Corpus values over groups of items across tasks (per view, per split, ...), for
+        metrics that per-task summaries cannot give; none unless the suite defines them."""
+        return []
 
     def score_predictions(
         self,

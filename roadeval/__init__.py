@@ -24,6 +24,15 @@ _EXPORTS: dict[str, str] = {
     "ParsedAnswer": "roadeval.benchmarks.suite",
     "ParseStatus": "roadeval.benchmarks.suite",
     "ScoredItem": "roadeval.benchmarks.suite",
+    "ItemScore": "roadeval.benchmarks.suite",
+    "GroupValue": "roadeval.benchmarks.suite",
+    "GenerationSettings": "roadeval.benchmarks.generation",
+    "ModelOutput": "roadeval.benchmarks.output",
+    "TokenLogprob": "roadeval.benchmarks.output",
+    "ImageRef": "roadeval.benchmarks.messages",
+    "Judge": "roadeval.benchmarks.judging",
+    "JudgeRequest": "roadeval.benchmarks.judging",
+    "JudgeReply": "roadeval.benchmarks.judging",
     "BadItemPolicy": "roadeval.benchmarks.errors",
     "ItemError": "roadeval.benchmarks.errors",
     "register_suite": "roadeval.benchmarks.registry",
@@ -44,10 +53,18 @@ __all__ = [  # noqa: RUF022 - grouped as in _EXPORTS
     "__version__",
     "AnswerKind",
     "BadItemPolicy",
+    "GenerationSettings",
+    "GroupValue",
+    "ImageRef",
     "Item",
     "ItemError",
+    "ItemScore",
+    "Judge",
+    "JudgeReply",
+    "JudgeRequest",
     "Media",
     "MediaKind",
+    "ModelOutput",
     "ModelSpec",
     "Panel",
     "ParseStatus",
@@ -57,6 +74,7 @@ __all__ = [  # noqa: RUF022 - grouped as in _EXPORTS
     "ScoredItem",
     "Store",
     "Suite",
+    "TokenLogprob",
     "evaluate_panel",
     "get_suite",
     "load_panel",
@@ -68,14 +86,25 @@ __all__ = [  # noqa: RUF022 - grouped as in _EXPORTS
 
 if TYPE_CHECKING:
     from roadeval.benchmarks.errors import BadItemPolicy, ItemError
+    from roadeval.benchmarks.generation import GenerationSettings
     from roadeval.benchmarks.item import AnswerKind, Item, Media, MediaKind
+    from roadeval.benchmarks.judging import Judge, JudgeReply, JudgeRequest
+    from roadeval.benchmarks.messages import ImageRef
+    from roadeval.benchmarks.output import ModelOutput, TokenLogprob
     from roadeval.benchmarks.registry import (
         get_suite,
         register_baseline,
         register_suite,
         suite_names,
     )
-    from roadeval.benchmarks.suite import ParsedAnswer, ParseStatus, ScoredItem, Suite
+    from roadeval.benchmarks.suite import (
+        GroupValue,
+        ItemScore,
+        ParsedAnswer,
+        ParseStatus,
+        ScoredItem,
+        Suite,
+    )
     from roadeval.flows.panel import RunStopped, RunSummary, evaluate_panel
     from roadeval.flows.panel_file import Panel, load_panel
     from roadeval.storage.store import Store, open_store

@@ -62,4 +62,8 @@ def aggregate(
     rows.extend(
         row(SUITE_WIDE, ALL, "", m, v, len(scored)) for m, v in suite.overall(per_task).items()
     )
+    rows.extend(
+        row(g.task, g.slice, g.slice_value, g.metric, g.value, g.n)
+        for g in suite.group_values(scored)
+    )
     return rows
