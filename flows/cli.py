@@ -7,6 +7,7 @@ import json
 import logging
 import signal
 import sys
+from dataclasses import dataclass
 from enum import StrEnum
 from importlib.resources import files
 from pathlib import Path
@@ -71,11 +72,20 @@ def _raise_terminated(_signum: int, _frame: object) -> None:
     raise _Terminated
 
 
-def _run_panel(panel_path: Path, store: str | None, on_bad_item: str | None = None) -> None:
+@dataclass(frozen=True)
+class _Overrides:
+    """What the command line sets over the panel file."""
+
+    store: str | None = None
+    on_bad_item: str | None = None
+    ray_address: str | None = None
+
+
+def _run_panel(panel_path: Path, overrides: _Overrides) -> None:
     # Until the flow installs its graceful stop, SIGTERM ends the command as Ctrl-C does.
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
-        _run_panel_once(panel_path, store, on_bad_item)
+        _run_panel_once(panel_path, overrides)
     except KeyboardInterrupt:
         _interrupted("stopped by SIGINT before the run started; nothing was asked", 130)
     except _Terminated:
@@ -84,26 +94,34 @@ def _run_panel(panel_path: Path, store: str | None, on_bad_item: str | None = No
         signal.signal(signal.SIGTERM, previous)
 
 
-def _checked_panel(panel_path: Path, store: str | None, on_bad_item: str | None) -> Any:
+def _checked_panel(panel_path: Path, overrides: _Overrides) -> Any:
     """The panel, read and checked with what is quick to check (the store can be written,
     every key is set), before anything heavy is imported or started."""
     from roadeval.benchmarks.errors import BadItemPolicy
-    from roadeval.flows.panel_file import PanelError, load_panel, with_bad_item_policy
+    from roadeval.flows.panel_file import (
+        PanelError,
+        load_panel,
+        with_bad_item_policy,
+        with_ray_address,
+    )
     from roadeval.flows.preflight import check_before_run
     from roadeval.storage.store import StoreError
 
     try:
         panel = load_panel(panel_path)
-        if on_bad_item is not None:
-            panel = with_bad_item_policy(panel, BadItemPolicy(on_bad_item))
-        check_before_run(panel, store)
+        if overrides.on_bad_item is not None:
+            panel = with_bad_item_policy(panel, BadItemPolicy(overrides.on_bad_item))
+        if overrides.ray_address is not None:
+            panel = with_ray_address(panel, overrides.ray_address)
+        check_before_run(panel, overrides.store)
     except (PanelError, StoreError, ValueError) as exc:
         _fail(str(exc))
     return panel
 
 
-def _run_panel_once(panel_path: Path, store: str | None, on_bad_item: str | None) -> None:
-    panel = _checked_panel(panel_path, store, on_bad_item)
+def _run_panel_once(panel_path: Path, overrides: _Overrides) -> None:
+    panel = _checked_panel(panel_path, overrides)
+    store = overrides.store
     # Heavy imports (Prefect, LiteLLM) only when a run starts, so `--help` stays fast.
     from roadeval.benchmarks.errors import ItemError, SuiteSourceError
     from roadeval.flows.panel import RunStopped, evaluate_panel
@@ -169,11 +187,15 @@ def run(
         str | None,
         typer.Option(help="error | skip: what to do with malformed rows (overrides the panel)"),
     ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(help="score heavy items on this existing Ray cluster (overrides the panel)"),
+    ] = None,
 ) -> None:
     """Evaluate every suite of a panel with every model of it."""
     if on_bad_item is not None and on_bad_item not in ("error", "skip"):
         _fail(f"--on-bad-item must be 'error' or 'skip', not {on_bad_item!r}")
-    _run_panel(panel, store, on_bad_item)
+    _run_panel(panel, _Overrides(store, on_bad_item, ray_address))
 
 
 @app.command()
@@ -184,7 +206,7 @@ def demo(
 ) -> None:
     """Run the bundled demo panel: generated suites against the offline baselines."""
     panel = files("roadeval.flows").joinpath("panels/demo.yaml")
-    _run_panel(Path(str(panel)), store)
+    _run_panel(Path(str(panel)), _Overrides(store))
 
 
 class OutputFormat(StrEnum):

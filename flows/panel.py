@@ -40,6 +40,7 @@ from roadeval.tasks.gateway import ModelClient
 from roadeval.tasks.items_table import land_items
 from roadeval.tasks.model_spec import ModelSpec
 from roadeval.tasks.plan import Shard
+from roadeval.tasks.remote_scoring import RemoteScoring, ScoringEngine
 from roadeval.tasks.secrets import Redactor, install_log_redaction, remove_log_redaction
 from roadeval.tasks.shard import ShardResult
 from roadeval.tasks.stopping import StopReason, StopSignal
@@ -126,13 +127,22 @@ def evaluate_panel(panel: Panel, store_uri: str | None = None) -> RunSummary:
     clients = {spec.label: client(spec) for spec in panel.models}
     judge = client(panel.judge) if panel.judge is not None else None
     shards, not_covered = plan_shards(run_id, panel, loaded, clients)
-    run = _Run(run_id, panel, store, loaded, shards, not_covered, started, stop, redact, judge)
+    remote = (
+        RemoteScoring(panel.scoring, store, run_id, stop, panel.judge)
+        if panel.scoring.engine is ScoringEngine.RAY
+        else None
+    )
+    run = _Run(
+        run_id, panel, store, loaded, shards, not_covered, started, stop, redact, judge, remote
+    )
     filters = install_log_redaction(redact)
     try:
         with stop.on_signals():
             return run.execute()
     finally:
         remove_log_redaction(filters)
+        if remote is not None:
+            remote.close()
 
 
 @dataclass
@@ -149,6 +159,7 @@ class _Run:
     stop: StopSignal
     redact: Redactor
     judge: ModelClient | None
+    remote: RemoteScoring | None
 
     def manifest(self, results: list[ShardResult], ended: datetime | None) -> dict[str, Any]:
         return build_manifest(
@@ -219,7 +230,7 @@ class _Run:
         if failure is not None:
             return [], failure
         land_plan(self.store, self.run_id, plans, self.judge)
-        futures = [answer_task.submit(plan, self.store, self.judge) for plan in plans]
+        futures = [answer_task.submit(plan, self.store, self.judge, self.remote) for plan in plans]
         return _collect(
             futures, self.stop, total, "answering", lambda result: result.counts["items"]
         )

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from roadeval.benchmarks.errors import BadItemPolicy, UnknownFieldPolicy
 from roadeval.tasks.model_spec import ModelSpec
+from roadeval.tasks.remote_scoring import ScoringConfig, ScoringEngine
 
 
 class SuiteEntry(BaseModel):
@@ -44,6 +45,8 @@ class Panel(BaseModel):
     # The model that scores open answers for suites whose scorer asks a judge (any model spec;
     # `roadeval/midpoint-judge` is an offline baseline judge).
     judge: ModelSpec | None = None
+    # Where heavy scoring (judge calls, CPU-bound metrics) runs: Ray by default.
+    scoring: ScoringConfig = Field(default_factory=ScoringConfig)
     # Where relative sources are resolved; set from the file's folder when loaded from a file.
     base_dir: str = "."
 
@@ -146,3 +149,9 @@ def with_bad_item_policy(panel: Panel, policy: BadItemPolicy) -> Panel:
     """The same panel with every suite's bad-row policy set to `policy` (the CLI's override)."""
     suites = [entry.model_copy(update={"on_bad_item": policy}) for entry in panel.suites]
     return panel.model_copy(update={"suites": suites})
+
+
+def with_ray_address(panel: Panel, address: str) -> Panel:
+    """The same panel scoring on the Ray cluster at `address` (the CLI's --ray-address)."""
+    scoring = panel.scoring.model_copy(update={"engine": ScoringEngine.RAY, "address": address})
+    return panel.model_copy(update={"scoring": scoring})

@@ -15,6 +15,7 @@ from roadeval.storage.landing import Part, land
 from roadeval.storage.store import Store
 from roadeval.tasks.gateway import ModelClient
 from roadeval.tasks.plan import Shard, ShardPlan, plan_rows, plan_shard
+from roadeval.tasks.remote_scoring import RemoteScoring
 from roadeval.tasks.render import render_items
 from roadeval.tasks.response_cache import ResponseCache
 from roadeval.tasks.shard import ShardResult, run_shard
@@ -46,8 +47,10 @@ def plan_task(shard: Shard, renders: Renders, store: Store) -> ShardPlan:
     cache_policy=NO_CACHE,
     task_run_name="{plan.shard.suite.name}/{plan.shard.client.spec.label}/{plan.shard.index}",
 )
-def answer_task(plan: ShardPlan, store: Store, judge: ModelClient | None) -> ShardResult:
-    return run_shard(plan, store, judge)
+def answer_task(
+    plan: ShardPlan, store: Store, judge: ModelClient | None, remote: RemoteScoring | None
+) -> ShardResult:
+    return run_shard(plan, store, judge, remote)
 
 
 def land_plan(store: Store, run_id: str, plans: list[ShardPlan], judge: ModelClient | None) -> None:

@@ -8,6 +8,7 @@ import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 import pyarrow.fs as pafs
@@ -74,6 +75,11 @@ class Store(ABC):
 
     def location(self, key: str) -> str:
         return f"{self.uri.rstrip('/')}/{key}"
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        # A store travels (to a Ray worker) as its URI, and opens there anew: clients and
+        # connections do not pickle.
+        return (open_store, (self.uri,))
 
 
 # Temporary files of atomic writes and write probes: never keys.

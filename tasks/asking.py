@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TypeVar
 
 from roadeval.storage.store import StoreError, describe_store_error
@@ -48,7 +49,7 @@ class Asker:
         # Hashing the request (its messages run to kilobytes) is CPU work: kept off the loop.
         cached = await self._store(self.cache.lookup, request)
         if cached is not None:
-            return CallOutcome([cached])
+            return _reused(cached, request)
         return await self.ask_unanswered(request)
 
     async def ask_unanswered(self, request: ModelRequest) -> CallOutcome:
@@ -68,14 +69,14 @@ class Asker:
                     return CallOutcome(stopped=True)
                 claimed = await self._store(self._claim, claims, request.key)
                 if isinstance(claimed, ModelCall):
-                    return CallOutcome([claimed])
+                    return _reused(claimed, request)
                 if claimed is not None:
                     return await self._ask_leased(request, claims, claimed)
             await asyncio.sleep(wait_s)
             wait_s = min(wait_s * 1.5, claims.max_poll_s)
             cached: ModelCall | None = await self._store(self.cache.get, request.key)
             if cached is not None:
-                return CallOutcome([cached])
+                return _reused(cached, request)
 
     def _claim(self, claims: RequestClaims, request_key: str) -> Lease | ModelCall | None:
         """(In a thread.) A lease on the request; or its answer, if the last holder kept one
@@ -124,3 +125,8 @@ class Asker:
         if final is not None and final.ok:
             await self._store(self.cache.put, final)
         return outcome
+
+
+def _reused(stored: ModelCall, request: ModelRequest) -> CallOutcome:
+    """A stored answer, reused for `request`: it answers the same key, and now in this role."""
+    return CallOutcome([replace(stored, role=request.role)])

@@ -1,8 +1,8 @@
 """The score stage: each answered item scored by its suite, which may call the judge.
 
-Scoring is a function of the ask stage's outcomes alone, so it can move (to Ray, next) without
-touching asking. A suite's plain scorer runs in a thread (RoadBench's GEOS work releases the GIL);
-a judged one awaits the judge through the gateway.
+Scoring is a function of the ask stage's outcomes alone, so where it runs is a choice: plain
+scorers in threads here (RoadBench's GEOS work releases the GIL), the items a suite calls heavy
+(CPU-bound metrics, judge calls) on the scoring cluster when the run has one.
 """
 
 from __future__ import annotations
@@ -14,19 +14,51 @@ from roadeval.benchmarks.suite import Suite
 from roadeval.tasks.answer import ItemOutcome
 from roadeval.tasks.asking import Asker
 from roadeval.tasks.judge import ItemJudge
+from roadeval.tasks.remote_scoring import RemoteScoring, ScoreInput
 
 
-async def score_outcome(suite: Suite, outcome: ItemOutcome, judge: Asker | None) -> None:
-    """Score the item's final answer into `outcome.score`; an item that ended in a call error
-    or was stopped stays unscored (score None)."""
+def _scorable(outcome: ItemOutcome) -> ScoreInput | None:
     parsed, answer = outcome.final_parse, outcome.answer
     if parsed is None or answer is None or answer.output is None:
-        return
+        return None
+    return ScoreInput(outcome.item, parsed, answer.output)
+
+
+async def score_outcome(
+    suite: Suite, outcome: ItemOutcome, entry: ScoreInput, judge: Asker | None
+) -> None:
+    """Score the item's final answer here, into `outcome.score`."""
     item_judge = ItemJudge(judge, outcome.item) if judge is not None else None
-    outcome.score = await suite.score_item(outcome.item, parsed, answer.output, item_judge)
+    outcome.score = await suite.score_item(entry.item, entry.parsed, entry.output, item_judge)
     if item_judge is not None:
         outcome.judge_calls = item_judge.calls
 
 
-async def score_all(suite: Suite, outcomes: Sequence[ItemOutcome], judge: Asker | None) -> None:
-    await asyncio.gather(*(score_outcome(suite, outcome, judge) for outcome in outcomes))
+async def score_all(
+    suite: Suite,
+    outcomes: Sequence[ItemOutcome],
+    judge: Asker | None,
+    remote: RemoteScoring | None = None,
+) -> None:
+    """Score every answered outcome; an item that ended in a call error or was stopped stays
+    unscored (score None)."""
+    local: list[tuple[ItemOutcome, ScoreInput]] = []
+    heavy: list[tuple[ItemOutcome, ScoreInput]] = []
+    for outcome in outcomes:
+        entry = _scorable(outcome)
+        if entry is not None:
+            on_cluster = remote is not None and suite.heavy_scoring(outcome.item)
+            (heavy if on_cluster else local).append((outcome, entry))
+    jobs = [score_outcome(suite, outcome, entry, judge) for outcome, entry in local]
+    if heavy and remote is not None:
+        jobs.append(_score_remotely(suite, heavy, remote))
+    await asyncio.gather(*jobs)
+
+
+async def _score_remotely(
+    suite: Suite, heavy: list[tuple[ItemOutcome, ScoreInput]], remote: RemoteScoring
+) -> None:
+    outputs = await remote.score(suite, [entry for _, entry in heavy], judged=suite.uses_judge)
+    for (outcome, _), output in zip(heavy, outputs, strict=True):
+        outcome.score = output.score
+        outcome.judge_calls = list(output.judge_calls)

@@ -20,6 +20,7 @@ from roadeval.tasks.claims import RequestClaims
 from roadeval.tasks.counts import new_counts
 from roadeval.tasks.gateway import ModelClient, run_on_gateway
 from roadeval.tasks.plan import Shard, ShardPlan
+from roadeval.tasks.remote_scoring import RemoteScoring
 from roadeval.tasks.response_cache import CorruptEntry, ResponseCache
 from roadeval.tasks.scoring import score_all
 from roadeval.tasks.shard_rows import parse_rows, response_rows, score_rows
@@ -48,8 +49,14 @@ def _asker(client: ModelClient, cache: ResponseCache, store: Store, run_id: str)
     return Asker(client, cache, claims)
 
 
-def run_shard(plan: ShardPlan, store: Store, judge: ModelClient | None = None) -> ShardResult:
-    """Ask every planned item, score the answers, then publish the shard's rows at once."""
+def run_shard(
+    plan: ShardPlan,
+    store: Store,
+    judge: ModelClient | None = None,
+    remote: RemoteScoring | None = None,
+) -> ShardResult:
+    """Ask every planned item, score the answers (the heavy ones on `remote`, the scoring
+    cluster, when there is one), then publish the shard's rows at once."""
     shard = plan.shard
     cache = ResponseCache(store)
     asker = _asker(shard.client, cache, store, shard.run_id)
@@ -60,7 +67,7 @@ def run_shard(plan: ShardPlan, store: Store, judge: ModelClient | None = None) -
         outcomes = list(
             await asyncio.gather(*(answer_item(shard.suite, p, asker) for p in plan.items))
         )
-        await score_all(shard.suite, outcomes, judge_asker)
+        await score_all(shard.suite, outcomes, judge_asker, remote)
         return outcomes
 
     outcomes = run_on_gateway(_stages())

@@ -69,6 +69,23 @@ def prefect_backend(prefect_server: PrefectServer) -> Iterator[None]:
 
 
 @pytest.fixture(scope="session")
+def ray_session() -> Iterator[None]:
+    """Local Ray for the whole session (runs reuse it rather than starting their own); its
+    workers import the test support modules too (test-only suites travel to them)."""
+    import ray
+
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        object_store_memory=256 * 2**20,
+        log_to_driver=False,
+        runtime_env={"env_vars": {"PYTHONPATH": str(Path(__file__).parent)}},
+    )
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(scope="session")
 def model_server() -> Iterator[ModelServer]:
     server = ModelServer().start()
     yield server

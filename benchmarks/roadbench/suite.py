@@ -21,6 +21,7 @@ from roadeval.benchmarks.roadbench.outcomes import Outcome, parsed_outcome
 from roadeval.benchmarks.roadbench.predictions import score_prediction_file
 from roadeval.benchmarks.roadbench.render import item_image
 from roadeval.benchmarks.roadbench.scoring import item_values, summarize_task
+from roadeval.benchmarks.roadbench.tasks import ROADNET_TASK
 from roadeval.benchmarks.suite import ItemScore, Message, ParsedAnswer, ScoredItem, Suite
 
 # The release commit whose prompts, parsing and metric scripts this adapter follows.
@@ -63,6 +64,11 @@ class RoadBenchSuite(Suite):
 
     def score(self, item: Item, parsed: ParsedAnswer) -> dict[str, float]:
         return self.score_details(item, parsed).values
+
+    def heavy_scoring(self, item: Item) -> bool:
+        """Task 3's buffer-F1 (GEOS buffers of every line at three thresholds) costs
+        milliseconds per item; the other tasks microseconds."""
+        return item.task == ROADNET_TASK
 
     def score_details(self, item: Item, parsed: ParsedAnswer) -> ItemScore:
         """The values, the anomaly (why the release would drop or crash on the item) kept for

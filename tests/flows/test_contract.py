@@ -62,6 +62,8 @@ def _panel(tmp_path: Path, server: ModelServer) -> Path:
             "input_cost_per_token": 3e-6,
             "output_cost_per_token": 4e-6,
         },
+        # The judge in this process; tests/flows/test_ray_scoring.py has it on Ray.
+        "scoring": {"engine": "local"},
     }
     path = tmp_path / "panel.yaml"
     path.write_text(yaml.safe_dump(panel))

@@ -27,6 +27,7 @@ def test_the_plan_lists_exactly_the_calls_the_demo_run_makes(
             {
                 "suites": [{"name": n, "demo": True} for n in ("trip", "roadbench", "tbbench")],
                 "models": [{"model": "openai/planner", "api_base": server.api_base}],
+                "scoring": {"engine": "local"},
             }
         )
     )

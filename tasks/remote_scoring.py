@@ -1,0 +1,215 @@
+"""The scoring cluster: heavy scoring (CPU-bound metrics, judge calls) on Ray, in batches.
+
+Ray starts only when a run sends it work, locally by default or on an existing cluster by
+address. Items go in batches, so a Ray task carries many of them. Judge calls made by Ray
+workers all go through one actor per judge model, which holds that model's gateway: its limits,
+cache, claims and retries have one authority however many workers judge.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from roadeval.benchmarks.item import Item
+from roadeval.benchmarks.judging import JudgeReply, JudgeRequest
+from roadeval.benchmarks.output import ModelOutput
+from roadeval.benchmarks.suite import ItemScore, ParsedAnswer, Suite
+from roadeval.storage.store import Store
+from roadeval.tasks.model_spec import ModelSpec
+from roadeval.tasks.request import ModelCall
+from roadeval.tasks.stopping import StopSignal
+
+# Ray's own object store, kept small: batches are items and scores, not images.
+OBJECT_STORE_BYTES = 256 * 2**20
+
+
+class ScoringEngine(StrEnum):
+    RAY = "ray"  # heavy scoring on Ray (local, or the cluster at `address`)
+    LOCAL = "local"  # everything in the run's own process (no Ray)
+
+
+class ScoringConfig(BaseModel):
+    """Where heavy scoring runs (the panel's `scoring:`, `--ray-address` on the command line)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    engine: ScoringEngine = ScoringEngine.RAY
+    address: str | None = Field(default=None, description="an existing Ray cluster")
+    num_cpus: int | None = Field(default=None, ge=1, description="local Ray's CPUs (all)")
+    batch_size: int = Field(default=64, ge=1, description="items per Ray task")
+
+
+@dataclass(frozen=True)
+class ScoreInput:
+    """One answered item, as the scorer needs it."""
+
+    item: Item
+    parsed: ParsedAnswer
+    output: ModelOutput
+
+
+@dataclass(frozen=True)
+class ScoreOutput:
+    score: ItemScore
+    judge_calls: tuple[ModelCall, ...] = ()
+
+
+class _RemoteJudge:
+    """The judge as a scorer on a Ray worker sees it: a call to the run's judge actor."""
+
+    def __init__(self, actor: Any, item: Item) -> None:
+        self.actor = actor
+        self.item = item
+        self.calls: list[ModelCall] = []
+
+    async def __call__(self, request: JudgeRequest) -> JudgeReply:
+        reply, calls = await self.actor.judge.remote(request, self.item)
+        self.calls.extend(calls)
+        return reply
+
+
+def score_batch(suite: Suite, batch: Sequence[ScoreInput], judge: Any) -> list[ScoreOutput]:
+    """(On a Ray worker.) Score a batch of items, judged ones through the judge actor."""
+
+    async def one(entry: ScoreInput) -> ScoreOutput:
+        remote = _RemoteJudge(judge, entry.item) if judge is not None else None
+        score = await suite.score_item(entry.item, entry.parsed, entry.output, remote)
+        return ScoreOutput(score, tuple(remote.calls) if remote is not None else ())
+
+    async def every() -> list[ScoreOutput]:
+        return list(await asyncio.gather(*(one(entry) for entry in batch)))
+
+    return asyncio.run(every())
+
+
+class JudgeService:
+    """(A Ray actor.) The judge model's one gateway for every worker of the run."""
+
+    def __init__(self, spec: ModelSpec, store: Store, run_id: str, key: str | None) -> None:
+        from roadeval.tasks import baseline_provider
+        from roadeval.tasks.asking import Asker
+        from roadeval.tasks.claims import RequestClaims
+        from roadeval.tasks.gateway import ModelClient
+        from roadeval.tasks.response_cache import ResponseCache
+        from roadeval.tasks.secrets import Redactor
+
+        if spec.api_key_env and key:
+            # The judge's own key and nothing else of the driver's environment.
+            os.environ[spec.api_key_env] = key
+        baseline_provider.install()
+        redact = Redactor.from_environment([spec.api_key_env or ""])
+        self.client = ModelClient(spec, stop=StopSignal(), redact=redact, run_id=run_id)
+        claims = None if spec.is_baseline else RequestClaims(store, run_id)
+        self.asker = Asker(self.client, ResponseCache(store), claims)
+
+    async def judge(self, request: JudgeRequest, item: Item) -> tuple[JudgeReply, list[ModelCall]]:
+        from roadeval.tasks.judge import ItemJudge
+
+        item_judge = ItemJudge(self.asker, item)
+        reply = await item_judge(request)
+        return reply, item_judge.calls
+
+    def stop(self, message: str) -> None:
+        from roadeval.tasks.stopping import StopReason
+
+        self.client.stop.request(StopReason(message, 130, "interrupted"))
+
+
+class RemoteScoring:
+    """The run's side of the scoring cluster: starts Ray on first use, sends batches, and
+    shuts down what it started."""
+
+    def __init__(
+        self,
+        config: ScoringConfig,
+        store: Store,
+        run_id: str,
+        stop: StopSignal,
+        judge: ModelSpec | None = None,
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.run_id = run_id
+        self.stop = stop
+        self.judge_spec = judge
+        self._started_ray = False
+        self._judge: Any = None
+        self._score_batch: Any = None
+        # Shards score in threads of their own; the first to need Ray starts it, once.
+        self._lock = threading.Lock()
+
+    def _ray(self) -> Any:
+        import ray
+
+        with self._lock:
+            if not ray.is_initialized():
+                # Started from a shard's thread, never the main one: there Ray would replace
+                # the run's own SIGTERM handling with its own.
+                common: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR}
+                if self.config.address:
+                    ray.init(address=self.config.address, **common)
+                else:
+                    ray.init(
+                        num_cpus=self.config.num_cpus or os.cpu_count(),
+                        include_dashboard=False,
+                        object_store_memory=OBJECT_STORE_BYTES,
+                        _node_ip_address="127.0.0.1",
+                        **common,
+                    )
+                self._started_ray = True
+            if self._score_batch is None:
+                self._score_batch = ray.remote(score_batch)
+        return ray
+
+    def _judge_actor(self, ray: Any) -> Any:
+        with self._lock:
+            if self._judge is None and self.judge_spec is not None:
+                spec = self.judge_spec
+                key = os.environ.get(spec.api_key_env) if spec.api_key_env else None
+                # Async methods: the actor serves every worker's judge calls concurrently.
+                actor = ray.remote(JudgeService).options(max_concurrency=1000)
+                self._judge = actor.remote(spec, self.store, self.run_id, key)
+        return self._judge
+
+    async def score(
+        self, suite: Suite, entries: Sequence[ScoreInput], judged: bool
+    ) -> list[ScoreOutput]:
+        """Scores for `entries`, in order, computed on the cluster in batches."""
+        ray = self._ray()
+        judge = self._judge_actor(ray) if judged else None
+        size = self.config.batch_size
+        refs = [
+            self._score_batch.remote(suite, list(entries[start : start + size]), judge)
+            for start in range(0, len(entries), size)
+        ]
+        watching = asyncio.create_task(self._pass_on_stop(judge))
+        try:
+            batches = await asyncio.gather(*refs)
+        finally:
+            watching.cancel()
+        return [output for batch in batches for output in batch]
+
+    async def _pass_on_stop(self, judge: Any) -> None:
+        # The stop is requested in the driver (a signal handler); the actor learns it here,
+        # from the loop, never from inside the handler.
+        while not self.stop.requested:
+            await asyncio.sleep(0.2)
+        if judge is not None:
+            judge.stop.remote(self.stop.reason.message if self.stop.reason else "stopped")
+
+    def close(self) -> None:
+        """Shut down Ray if this run started it (a cluster or a session's Ray stays)."""
+        if self._started_ray:
+            import ray
+
+            ray.shutdown()
+            self._started_ray = False
