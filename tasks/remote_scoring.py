@@ -12,6 +12,7 @@ import asyncio
 import logging
 import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -86,6 +87,9 @@ def score_batch(suite: Suite, batch: Sequence[ScoreInput], judge: Any) -> list[S
         return ScoreOutput(score, tuple(remote.calls) if remote is not None else ())
 
     async def every() -> list[ScoreOutput]:
+        # One thread for CPU-bound scorers: a Ray task holds one CPU, and the cluster scales
+        # by its workers; judge calls still overlap, being awaits, not threads.
+        asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(max_workers=1))
         return list(await asyncio.gather(*(one(entry) for entry in batch)))
 
     return asyncio.run(every())
