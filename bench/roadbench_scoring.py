@@ -1,6 +1,8 @@
 """How long RoadBench scoring takes: synthesise items across the six tasks (task 3 with 5-20
 lines of 2-30 vertices per item), then time per-item `score` and per-task `summarize` on one
-core. Prints the figures per task and in total; the target is 10 s for 100,000 items.
+core. Prints the figures per task and in total. The target (from the V2X-QA/STRIDE issue, which
+replaced the first one-core target): task 3 on release-shaped items at most 1.5 ms per item on one
+core; heavy-shaped task 3 scales over Ray workers instead (bench/ray_scoring.py).
 
     taskset -c 0 .venv/bin/python bench/roadbench_scoring.py [--items 100000] [--seed 7]
 
@@ -238,10 +240,12 @@ def main() -> None:
         task: synthesise(task, count, rng, shape)
         for task, count in zip(TASKS, per_task, strict=True)
     }
-    total_score = total_summary = 0.0
+    total_score = total_summary = totals_of_task3 = 0.0
     print(f"{'task':>4} {'items':>7} {'score s':>9} {'summary s':>10} {'us/item':>9}")
     for task in TASKS:
         scoring, summarising, summary = time_task(suite, task, cases[task], args.threads)
+        if task == "3":
+            totals_of_task3 = scoring + summarising
         total_score += scoring
         total_summary += summarising
         per_item = 1e6 * (scoring + summarising) / max(len(cases[task]), 1)
@@ -253,7 +257,9 @@ def main() -> None:
     total = total_score + total_summary
     per_item = 1e6 * total / args.items
     print(f" all {args.items:>7} {total_score:>9.2f} {total_summary:>10.3f} {per_item:>9.1f}")
-    print(f"total {total:.2f} s on {args.threads} thread(s) (target 10 s on one core)")
+    print(f"total {total:.2f} s on {args.threads} thread(s)")
+    task3 = 1000 * totals_of_task3 / max(len(cases["3"]), 1)
+    print(f"task 3: {task3:.2f} ms per item (target on release-shaped items: at most 1.5 ms)")
     if args.breakdown:
         network_breakdown(cases["3"], args.breakdown)
 
