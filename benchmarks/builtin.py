@@ -1,3 +1,3 @@
 """Imports the suites that ship with roadeval so that their decorators register them."""
 
-from roadeval.benchmarks import judges, roadbench, tbbench, trip  # noqa: F401
+from roadeval.benchmarks import judges, roadbench, stride, tbbench, trip, v2xqa  # noqa: F401

@@ -67,7 +67,16 @@ class BaselineCall:
         return self.item.item_id
 
 
-BaselineFn = Callable[[BaselineCall], str]
+@dataclass(frozen=True)
+class BaselineReply:
+    """A baseline's answer with the distribution it drew its first token from, which it reports
+    as log-probabilities when a request asks for them (as a provider would)."""
+
+    text: str
+    first_token_logprobs: dict[str, float]
+
+
+BaselineFn = Callable[[BaselineCall], str | BaselineReply]
 
 
 @dataclass(frozen=True)
@@ -87,7 +96,8 @@ _BASELINES: dict[tuple[str, str], list[Baseline]] = {}
 def register_baseline(
     name: str, suite: str, tasks: Iterable[str] | None = None
 ) -> Callable[[BaselineFn], BaselineFn]:
-    """Function decorator: `fn(call) -> reply text` answers for `suite` (optionally some tasks)."""
+    """Function decorator: `fn(call) -> reply text` (or a `BaselineReply`) answers for `suite`
+    (optionally some tasks)."""
 
     def wrap(fn: BaselineFn) -> BaselineFn:
         entry = Baseline(name, suite, frozenset(tasks) if tasks is not None else None, fn)

@@ -55,6 +55,7 @@ def count_table(results: Sequence[ShardResult]) -> list[dict[str, Any]]:
                 "cost_known": True,
                 "first_error": None,
                 "corrupt_cache_entries": [],
+                "unscored_metrics": {},
             },
         )
         for name in COUNTS:
@@ -65,6 +66,11 @@ def count_table(results: Sequence[ShardResult]) -> list[dict[str, Any]]:
             entry["error_kinds"][kind] = entry["error_kinds"].get(kind, 0) + n
         entry["first_error"] = entry["first_error"] or r.first_error
         entry["corrupt_cache_entries"].extend(str(c) for c in r.corrupt_cache)
+        for metric, n in r.unscored.items():
+            unscored = entry["unscored_metrics"].setdefault(
+                metric, {"items": 0, "first_reason": r.first_unscored[metric]}
+            )
+            unscored["items"] += n
     return list(table.values())
 
 

@@ -9,7 +9,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from roadeval.benchmarks.errors import BadItemPolicy, UnknownFieldPolicy
-from roadeval.tasks.model_spec import ModelSpec
+from roadeval.tasks.model_spec import JudgeSpec, ModelSpec
 from roadeval.tasks.remote_scoring import ScoringConfig, ScoringEngine
 
 
@@ -42,9 +42,9 @@ class Panel(BaseModel):
     chunk_size: int = Field(default=100, ge=1)
     suites: list[SuiteEntry] = Field(min_length=1)
     models: list[ModelSpec] = Field(min_length=1)
-    # The model that scores open answers for suites whose scorer asks a judge (any model spec;
-    # `roadeval/midpoint-judge` is an offline baseline judge).
-    judge: ModelSpec | None = None
+    # The model that scores open answers for suites whose scorer asks a judge (any model spec,
+    # by default Qwen3-VL-32B-Instruct at your `api_base`; `roadeval/midpoint-judge` offline).
+    judge: JudgeSpec | None = None
     # Where heavy scoring (judge calls, CPU-bound metrics) runs: Ray by default.
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)
     # Where relative sources are resolved; set from the file's folder when loaded from a file.

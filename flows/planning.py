@@ -61,8 +61,9 @@ def plan_shards(
     if judged and panel.judge is None:
         raise NoJudgeError(
             f"panel {panel.name!r}: {', '.join(judged)} scores answers with a judge model, and "
-            "the panel names none: add a `judge:` entry (any model; roadeval/midpoint-judge "
-            "offline)"
+            "the panel names none: add a `judge:` entry, e.g. `judge: {api_base: URL}` for the "
+            "default judge (Qwen/Qwen3-VL-32B-Instruct on an OpenAI-compatible server), any other "
+            "model spec, or `judge: {model: roadeval/midpoint-judge}` offline"
         )
     return shards, skipped
 

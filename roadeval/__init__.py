@@ -37,11 +37,14 @@ _EXPORTS: dict[str, str] = {
     "ItemError": "roadeval.benchmarks.errors",
     "register_suite": "roadeval.benchmarks.registry",
     "register_baseline": "roadeval.benchmarks.registry",
+    "BaselineCall": "roadeval.benchmarks.registry",
+    "BaselineReply": "roadeval.benchmarks.registry",
     "get_suite": "roadeval.benchmarks.registry",
     "suite_names": "roadeval.benchmarks.registry",
     "Store": "roadeval.storage.store",
     "open_store": "roadeval.storage.store",
     "ModelSpec": "roadeval.tasks.model_spec",
+    "JudgeSpec": "roadeval.tasks.model_spec",
     "Panel": "roadeval.flows.panel_file",
     "load_panel": "roadeval.flows.panel_file",
     "evaluate_panel": "roadeval.flows.panel",
@@ -53,6 +56,8 @@ __all__ = [  # noqa: RUF022 - grouped as in _EXPORTS
     "__version__",
     "AnswerKind",
     "BadItemPolicy",
+    "BaselineCall",
+    "BaselineReply",
     "GenerationSettings",
     "GroupValue",
     "ImageRef",
@@ -62,6 +67,7 @@ __all__ = [  # noqa: RUF022 - grouped as in _EXPORTS
     "Judge",
     "JudgeReply",
     "JudgeRequest",
+    "JudgeSpec",
     "Media",
     "MediaKind",
     "ModelOutput",
@@ -92,6 +98,8 @@ if TYPE_CHECKING:
     from roadeval.benchmarks.messages import ImageRef
     from roadeval.benchmarks.output import ModelOutput, TokenLogprob
     from roadeval.benchmarks.registry import (
+        BaselineCall,
+        BaselineReply,
         get_suite,
         register_baseline,
         register_suite,
@@ -108,7 +116,7 @@ if TYPE_CHECKING:
     from roadeval.flows.panel import RunStopped, RunSummary, evaluate_panel
     from roadeval.flows.panel_file import Panel, load_panel
     from roadeval.storage.store import Store, open_store
-    from roadeval.tasks.model_spec import ModelSpec
+    from roadeval.tasks.model_spec import JudgeSpec, ModelSpec
 
 
 def __getattr__(name: str) -> Any:

@@ -7,7 +7,7 @@ from typing import Any
 import litellm
 from litellm import CustomLLM
 
-from roadeval.benchmarks.registry import BaselineCall, find_baseline
+from roadeval.benchmarks.registry import BaselineCall, BaselineReply, find_baseline
 from roadeval.tasks.model_spec import BASELINE_PROVIDER
 
 
@@ -42,12 +42,39 @@ class BaselineProvider(CustomLLM):
             raise ValueError(
                 f"baseline {model!r} has no answer for suite {call.suite!r} task {call.task!r}"
             )
-        text = baseline.fn(call)
+        reply = baseline.fn(call)
+        choice: dict[str, Any] = {"finish_reason": "stop"}
+        if isinstance(reply, BaselineReply):
+            choice["message"] = {"role": "assistant", "content": reply.text}
+            if optional_params.get("logprobs"):
+                choice["logprobs"] = _logprobs(reply, int(optional_params.get("top_logprobs") or 0))
+        else:
+            choice["message"] = {"role": "assistant", "content": reply}
         return litellm.ModelResponse(
             model=f"{BASELINE_PROVIDER}/{model}",
-            choices=[{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            choices=[choice],
             usage={"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
         )
+
+
+def _logprobs(reply: BaselineReply, top: int) -> dict[str, Any]:
+    """The first token with its alternatives, in the OpenAI shape a provider sends."""
+    ranked = sorted(reply.first_token_logprobs.items(), key=lambda kv: -kv[1])
+    token = reply.text[:1]
+    if token not in reply.first_token_logprobs:
+        raise ValueError(f"baseline reply {reply.text!r}: its first token has no log-probability")
+    return {
+        "content": [
+            {
+                "token": token,
+                "logprob": reply.first_token_logprobs[token],
+                "bytes": None,
+                "top_logprobs": [
+                    {"token": t, "logprob": lp, "bytes": None} for t, lp in ranked[:top]
+                ],
+            }
+        ]
+    }
 
 
 def install() -> None:

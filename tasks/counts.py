@@ -23,7 +23,7 @@ COUNTS: dict[str, str] = {
     "reasks": "re-asks made by the suite's protocol",
     "judge_calls": "requests made to the judge (the panel's `judge:`) to score answers",
     "judge_cached": "judge verdicts reused from the store",
-    "unscored": "answered items with a metric that could not be scored (an unreadable verdict)",
+    "unscored": "answered items with a metric that could not be scored (e.g. unreadable verdicts)",
     "may_be_billed": "requests that timed out or were cut off, which a provider may still bill",
     "corrupt_cache": "stored answers that could not be read back, and were asked again",
 }

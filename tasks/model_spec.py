@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 BASELINE_PROVIDER = "roadeval"
 
@@ -75,3 +75,26 @@ class ModelSpec(BaseModel):
                 "environment"
             )
         return None
+
+
+DEFAULT_JUDGE_MODEL = "openai/Qwen/Qwen3-VL-32B-Instruct"
+
+
+class JudgeSpec(ModelSpec):
+    """The panel's judge: any model spec; by default the vision-language judge STRIDE's release
+    grades with, on an OpenAI-compatible endpoint (vLLM, SGLang) whose `api_base` you give."""
+
+    model: str = Field(
+        default=DEFAULT_JUDGE_MODEL, min_length=1, description="LiteLLM model string of the judge"
+    )
+
+    @model_validator(mode="after")
+    def _default_judge_is_served(self) -> JudgeSpec:
+        # The default judge is an open model: without an endpoint LiteLLM would send it to
+        # OpenAI's own API, which does not serve it.
+        if self.model == DEFAULT_JUDGE_MODEL and self.api_base is None:
+            raise ValueError(
+                f"the default judge, {DEFAULT_JUDGE_MODEL.removeprefix('openai/')}, runs on an "
+                "OpenAI-compatible endpoint you serve: give its api_base (or another model)"
+            )
+        return self

@@ -161,6 +161,11 @@ def print_report(console: Console, metrics: Sequence[MetricRow], manifest: dict[
                 f"[yellow]{where}: {c['may_be_billed']} requests timed out or were cut off; "
                 "the provider may still bill them[/yellow]"
             )
+        for metric, unscored in sorted(c["unscored_metrics"].items()):
+            console.print(
+                f"[yellow]{where}: {metric} not scored for {unscored['items']} items; first "
+                f"reason: {escape(unscored['first_reason'])}[/yellow]"
+            )
         if c["corrupt_cache_entries"]:
             first = c["corrupt_cache_entries"][0]
             console.print(

@@ -41,6 +41,9 @@ class ShardResult:
     errors: dict[str, int] = field(default_factory=dict)
     first_error: str | None = None
     corrupt_cache: list[CorruptEntry] = field(default_factory=list)
+    # Per metric: items it could not be scored for, and the first reason why.
+    unscored: dict[str, int] = field(default_factory=dict)
+    first_unscored: dict[str, str] = field(default_factory=dict)
 
 
 def _asker(client: ModelClient, cache: ResponseCache, store: Store, run_id: str) -> Asker:
@@ -143,6 +146,9 @@ def summarise(shard: Shard, outcomes: list[ItemOutcome]) -> ShardResult:
             continue
         counts["scored"] += 1
         counts["unscored"] += int(bool(score.unscored))
+        for metric, reason in score.unscored.items():
+            result.unscored[metric] = result.unscored.get(metric, 0) + 1
+            result.first_unscored.setdefault(metric, reason)
         if parsed.status is ParseStatus.ABNORMAL:
             counts["abnormal"] += 1
         elif parsed.status is ParseStatus.UNPARSED:

@@ -34,13 +34,20 @@ Demo = Callable[[str], Path]
 @pytest.fixture(scope="module")
 def demo_sources(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("demos")
-    names = ("trip", "roadbench", "tbbench")
+    names = ("trip", "roadbench", "tbbench", "v2xqa", "stride")
     return {name: get_suite(name).generate_demo(root / name) for name in names}
 
 
 @pytest.fixture
 def demo(demo_sources: dict[str, Path], tmp_path: Path) -> Demo:
-    return lambda name: Path(shutil.copytree(demo_sources[name], tmp_path / name))
+    def copy(name: str) -> Path:
+        source = demo_sources[name]
+        if source.is_dir():
+            return Path(shutil.copytree(source, tmp_path / name))
+        # A suite whose source is a file (STRIDE's questions.json) beside its images.
+        return Path(shutil.copytree(source.parent, tmp_path / name)) / source.name
+
+    return copy
 
 
 def write_panel(tmp_path: Path, suite: str, source: Path, **entry: Any) -> Path:
@@ -157,6 +164,42 @@ def unknown_fields_refused(tmp_path: Path, demo: Demo) -> Case:
     ]
 
 
+def v2xqa_image_in_neither_root(tmp_path: Path, demo: Demo) -> Case:
+    source = demo("v2xqa")
+    annotations = source / "VS1_annotations.jsonl"
+    row = json_rows(annotations)[1]
+    image = next((source / "images" / "vehicle").glob(f"{row['image_id_vs']}.*"))
+    image.unlink()
+    # The release would drop the row without a word; roadeval names it.
+    where = (
+        f"{annotations}, line 2, item 'VS1:{row['sample_id']}', field 'image_id_vs': "
+        f"vehicle-side image {row['image_id_vs']!r} not found in {source / 'images' / 'vehicle'}"
+    )
+    return write_panel(tmp_path, "v2xqa", source), [where]
+
+
+def stride_ground_truth_malformed(tmp_path: Path, demo: Demo) -> Case:
+    questions = demo("stride")
+    body = json.loads(questions.read_text(encoding="utf-8"))
+    task = next(t for t in body["tasks"] if t["id"] == "TRJ-5")
+    task["ground_truth"] = "about five metres ahead"
+    questions.write_text(json.dumps(body), encoding="utf-8")
+    item = task.get("question_id") or task["id"]
+    return write_panel(tmp_path, "stride", questions), [
+        f"{questions}",
+        "field 'ground_truth'",
+        "out of the trajectory means",
+        str(item),
+    ]
+
+
+def judged_suite_without_judge(tmp_path: Path, demo: Demo) -> Case:
+    return write_panel(tmp_path, "stride", demo("stride")), [
+        "stride scores answers with a judge model, and the panel names none",
+        "judge: {api_base: URL}",
+    ]
+
+
 CASES: dict[str, Callable[[Path, Demo], Case]] = {
     "trip-line-not-utf8": trip_line_not_utf8,
     "trip-image-not-an-image": trip_image_not_an_image,
@@ -167,6 +210,9 @@ CASES: dict[str, Callable[[Path, Demo], Case]] = {
     "panel-is-a-folder": panel_is_a_folder,
     "panel-not-utf8": panel_not_utf8,
     "unknown-fields-refused": unknown_fields_refused,
+    "v2xqa-image-in-neither-root": v2xqa_image_in_neither_root,
+    "stride-ground-truth-malformed": stride_ground_truth_malformed,
+    "judged-suite-without-judge": judged_suite_without_judge,
 }
 
 
@@ -184,3 +230,41 @@ def test_bad_input_is_one_clear_error(case: str, tmp_path: Path, demo: Demo) -> 
     for text in expected:
         assert text in message, message
     assert not (store / "tables").exists()
+
+
+def test_a_v2x_row_without_its_image_is_listed_and_the_rest_runs(
+    tmp_path: Path, demo: Demo
+) -> None:
+    panel, _ = v2xqa_image_in_neither_root(tmp_path, demo)
+    body = yaml.safe_load(panel.read_text(encoding="utf-8"))
+    body["suites"][0]["on_bad_item"] = "skip"
+    panel.write_text(yaml.safe_dump(body), encoding="utf-8")
+    source = Path(body["suites"][0]["source"])
+    # Every row that shows the removed vehicle image: VS rows and CO rows name it.
+    missing = [
+        (path.name, row)
+        for path in sorted(source.glob("*_annotations.jsonl"))
+        for row in json_rows(path)
+        if row.get("image_id_vs") == "000101"
+    ]
+    store = tmp_path / "store"
+    result = runner.invoke(app, ["run", "--panel", str(panel), "--store", str(store)])
+    assert result.exit_code == 0, result.output
+    message = " ".join(result.output.split())
+    assert f"v2xqa: {len(missing)} bad rows skipped" in message
+    manifest = json.loads(next(store.glob("runs/*/manifest.json")).read_text(encoding="utf-8"))
+    (suite,) = manifest["suites"]
+    assert len(suite["skipped_items"]) == len(missing) == 8
+    assert all("field 'image_id_vs'" in entry for entry in suite["skipped_items"])
+    scored = runner.invoke(
+        app,
+        [
+            "query",
+            "--store",
+            str(store),
+            "--format",
+            "csv",
+            "select count(distinct item_id) from scores",
+        ],
+    )
+    assert scored.output.splitlines()[1] == str(48 - len(missing))

@@ -121,3 +121,21 @@ def test_a_clean_suite_has_no_unknown_field_message(tmp_path: Path) -> None:
     )
     loaded = load_entry(panel, panel.suites[0])
     assert loaded.unknown_fields == {} and loaded.unknown_fields_message is None
+
+
+def test_the_judge_defaults_to_strides_model_at_the_endpoint_given(tmp_path: Path) -> None:
+    base = "suites: [{name: stride, demo: true}]\nmodels: [{model: roadeval/random}]\n"
+    (tmp_path / "p.yaml").write_text(base + "judge: {api_base: 'http://127.0.0.1:9/v1'}\n")
+    judge = load_panel(tmp_path / "p.yaml").judge
+    assert judge is not None
+    assert (judge.model, judge.api_base) == (
+        "openai/Qwen/Qwen3-VL-32B-Instruct",
+        "http://127.0.0.1:9/v1",
+    )
+    # Without an endpoint the default would go to OpenAI's own API, which does not serve it.
+    (tmp_path / "p.yaml").write_text(base + "judge: {}\n")
+    with pytest.raises(PanelError, match=r"judge: .*default judge.*give its api_base"):
+        load_panel(tmp_path / "p.yaml")
+    (tmp_path / "p.yaml").write_text(base + "judge: {model: roadeval/midpoint-judge}\n")
+    judge = load_panel(tmp_path / "p.yaml").judge
+    assert judge is not None and judge.is_baseline

@@ -47,6 +47,21 @@ def test_demo_runs_offline_and_query_answers(tmp_path: Path) -> None:
     assert {r["model"] for r in rows} == {"always-a", "random"}
     for row in rows:
         assert 0.0 <= row["acc"] <= 1.0
+    suites = query_csv(store, "select distinct suite from metrics order by suite")
+    assert suites[1:] == ["roadbench", "stride", "tbbench", "trip", "v2xqa"]
+    # The baselines report the distributions they draw from: calibration is computed.
+    ece = query_csv(
+        store,
+        "select model, round(value, 4) from metrics where suite = 'v2xqa' and task = '*' "
+        "and slice = '' and metric = 'confidence_items' order by model",
+    )
+    assert ece[1:] == ["always-a,48.0", "random,48.0"]
+    judged = query_csv(
+        store,
+        "select judge_model, count(*) from scores where suite = 'stride' "
+        "and metric = 'judge_score' and status = 'scored' group by all",
+    )
+    assert judged[1:] == ["baseline-judge,6"]
 
 
 def test_run_against_server_then_second_run_makes_no_calls(

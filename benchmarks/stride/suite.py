@@ -1,0 +1,131 @@
+"""The STRIDE suite: spatio-temporal driving questions over five frames (nuScenes 360-degree grids
+or Waymo CAM_FRONT), scored as the release scores them: MCQ accuracy, TRJ-5 / TRJ-6 waypoint
+errors, and a vision judge for the open templates."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from roadeval.benchmarks.errors import BadItemPolicy
+from roadeval.benchmarks.generation import GenerationSettings
+from roadeval.benchmarks.item import Item
+from roadeval.benchmarks.judging import Judge
+from roadeval.benchmarks.loading import LoadReport
+from roadeval.benchmarks.messages import ImageRef
+from roadeval.benchmarks.output import ModelOutput
+from roadeval.benchmarks.registry import register_suite
+from roadeval.benchmarks.stride.judge import candidate_answer
+from roadeval.benchmarks.stride.loader import load_items
+from roadeval.benchmarks.stride.mcq import read_choice
+from roadeval.benchmarks.stride.predictions import score_prediction_file
+from roadeval.benchmarks.stride.prompt import PROMPT_VERSION, build_messages
+from roadeval.benchmarks.stride.render import item_frames
+from roadeval.benchmarks.stride.scoring import item_kind, score_judged, score_plain
+from roadeval.benchmarks.stride.summary import group_values, summarize_task
+from roadeval.benchmarks.stride.templates import Kind, expected_points
+from roadeval.benchmarks.stride.waypoints import read_trajectory
+from roadeval.benchmarks.suite import (
+    GroupValue,
+    ItemScore,
+    Message,
+    ParsedAnswer,
+    ParseStatus,
+    ScoredItem,
+    Suite,
+)
+
+OPEN_ANSWER = "open:answer"
+OPEN_NO_ANSWER = "open:no-answer"
+
+
+@register_suite("stride")
+class StrideSuite(Suite):
+    """Source: a `questions.json` (nuScenes v6, Waymo v1, or a Mini file), or a folder holding
+    `questions.json` (else exactly one .json file).
+
+    Option `images`: the image root (Waymo: the `val/images` folder `image_paths` are relative
+    to; nuScenes: the formatted_scenes folder with the grids and group files), relative to the
+    questions file's folder; default: that folder.
+    """
+
+    prompt_version: ClassVar[str] = PROMPT_VERSION
+    # The release's runner (`evaluation/run_openai.py`) sends temperature 0 and nothing else.
+    generation: ClassVar[GenerationSettings] = GenerationSettings(temperature=0)
+    uses_judge: ClassVar[bool] = True
+    # Waymo rows name their scenario cluster (Cut-ins, Construction, ...).
+    slice_labels: ClassVar[tuple[str, ...]] = ("scenario",)
+    slice_metrics: ClassVar[tuple[str, ...]] = ("correct", "judge_score", "ade", "fde", "min_fde")
+
+    def __init__(self, *, images: str | None = None, **options: Any) -> None:
+        super().__init__(**options)
+        if images is not None and not isinstance(images, str | Path):
+            raise ValueError(f"suite 'stride': images must be a folder path, got {images!r}")
+        self.images = str(images) if images is not None else None
+
+    def options(self) -> dict[str, Any]:
+        return {"images": self.images}
+
+    def load(self, source: Path, *, on_bad_item: BadItemPolicy = BadItemPolicy.ERROR) -> LoadReport:
+        return load_items(Path(source), images=self.images, policy=on_bad_item)
+
+    def render(self, item: Item) -> tuple[ImageRef, ...]:
+        """The frames re-encoded as the release's runner sends them, the Waymo box drawn."""
+        return item_frames(item)
+
+    def prompt(self, item: Item, images: Sequence[ImageRef]) -> list[Message]:
+        return build_messages(item, images)
+
+    def parse(self, item: Item, output: ModelOutput) -> ParsedAnswer:
+        kind = item_kind(item)
+        if kind is Kind.MCQ:
+            return read_choice(output.text, item.options)
+        if kind is Kind.TRAJECTORY:
+            return read_trajectory(output.text, expected_points(item.task), len(item.reference))
+        answer = candidate_answer(output.text)
+        if answer is None:
+            return ParsedAnswer(ParseStatus.UNPARSED, "", OPEN_NO_ANSWER, "empty or [ERROR]")
+        return ParsedAnswer(ParseStatus.OK, answer, OPEN_ANSWER)
+
+    def score(self, item: Item, parsed: ParsedAnswer) -> dict[str, float]:
+        return self.score_details(item, parsed).values
+
+    def score_details(self, item: Item, parsed: ParsedAnswer) -> ItemScore:
+        return score_plain(item, parsed)
+
+    def heavy_scoring(self, item: Item) -> bool:
+        """Judge calls and waypoint metrics go to the scoring cluster; MCQ letters do not."""
+        return item_kind(item) in (Kind.JUDGED, Kind.TRAJECTORY)
+
+    async def score_item(
+        self, item: Item, parsed: ParsedAnswer, output: ModelOutput, judge: Judge | None
+    ) -> ItemScore:
+        if item_kind(item) is Kind.JUDGED:
+            # Renders are content-addressed files: asking again returns the frames the model saw.
+            return await score_judged(item, output.text, self.render(item), judge)
+        return score_plain(item, parsed)
+
+    def summarize(self, task: str, scored: Sequence[ScoredItem]) -> dict[str, float]:
+        return summarize_task(scored)
+
+    def group_values(self, scored: Sequence[ScoredItem]) -> list[GroupValue]:
+        return group_values(scored)
+
+    def score_predictions(
+        self,
+        *,
+        labels: Path,
+        predictions: Path,
+        task: str | None = None,
+        images: Path | None = None,
+        reparse: bool = False,
+    ) -> dict[str, Any]:
+        """Raw answers are always read by the release's rules; `task` keeps one template;
+        `images` and `reparse` change nothing for this suite."""
+        return score_prediction_file(Path(labels), Path(predictions), task)
+
+    def generate_demo(self, root: Path) -> Path:
+        from roadeval.benchmarks.stride.demo import write_demo
+
+        return write_demo(Path(root))

@@ -1,0 +1,116 @@
+"""The V2X-QA suite: twelve four-option tasks over vehicle-side, roadside and cooperative
+images, asked with the release's prompt, read with its letter parser, scored by accuracy per
+task, view and overall, with ECE and Brier from the answer's first-token log-probabilities."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from roadeval.benchmarks.errors import BadItemPolicy
+from roadeval.benchmarks.generation import GenerationSettings
+from roadeval.benchmarks.item import Item
+from roadeval.benchmarks.loading import LoadReport
+from roadeval.benchmarks.messages import ImageRef
+from roadeval.benchmarks.output import ModelOutput
+from roadeval.benchmarks.registry import register_suite
+from roadeval.benchmarks.suite import (
+    GroupValue,
+    ItemScore,
+    Message,
+    ParsedAnswer,
+    ScoredItem,
+    Suite,
+)
+from roadeval.benchmarks.v2xqa import summary
+from roadeval.benchmarks.v2xqa.answers import (
+    parse_output,
+    parsed_confidence,
+    parsed_letter,
+    parsed_probs,
+)
+from roadeval.benchmarks.v2xqa.calibration import brier_item
+from roadeval.benchmarks.v2xqa.loader import load_items
+from roadeval.benchmarks.v2xqa.options import SuiteOptions
+from roadeval.benchmarks.v2xqa.predictions import score_prediction_file
+from roadeval.benchmarks.v2xqa.prompt import PROMPT_VERSION, build_messages
+from roadeval.benchmarks.v2xqa.render import item_images
+from roadeval.benchmarks.v2xqa.tasks import SUITE_NAME
+
+NO_LOGPROBS = "no confidence: the provider gave no log-probabilities with an A-D letter"
+
+
+@register_suite(SUITE_NAME)
+class V2XQASuite(Suite):
+    """Options (see `options` for details): `vehicle_images`, `infrastructure_images` (image
+    roots, default `images/vehicle` and `images/infrastructure` under the source) and
+    `image_max_side` (default null; 560 sends the release script's thumbnails)."""
+
+    prompt_version: ClassVar[str] = PROMPT_VERSION
+    # The release's eval: greedy, 5 new tokens; log-probabilities (top 4) for its calibration.
+    generation: ClassVar[GenerationSettings] = GenerationSettings(
+        max_tokens=5, temperature=0, logprobs=True, top_logprobs=4
+    )
+    max_attempts: ClassVar[int] = 1
+    slice_labels: ClassVar[tuple[str, ...]] = ("question_id",)
+    slice_metrics: ClassVar[tuple[str, ...]] = (summary.CORRECT,)
+
+    def __init__(self, **options: Any) -> None:
+        self.settings = SuiteOptions.parse(options)
+
+    def options(self) -> dict[str, Any]:
+        return self.settings.as_dict()
+
+    def load(self, source: Path, *, on_bad_item: BadItemPolicy = BadItemPolicy.ERROR) -> LoadReport:
+        return load_items(Path(source), self.settings, on_bad_item)
+
+    def render(self, item: Item) -> tuple[ImageRef, ...]:
+        return item_images(item, self.settings.image_max_side)
+
+    def prompt(self, item: Item, images: Sequence[ImageRef]) -> list[Message]:
+        return build_messages(item, images)
+
+    def parse(self, item: Item, output: ModelOutput) -> ParsedAnswer:
+        return parse_output(output)
+
+    def score(self, item: Item, parsed: ParsedAnswer) -> dict[str, float]:
+        return self.score_details(item, parsed).values
+
+    def score_details(self, item: Item, parsed: ParsedAnswer) -> ItemScore:
+        """`correct` (an unparsed reply has no letter: wrong), and the item's Brier score when
+        the reply came with letter probabilities (else unscored, with the reason)."""
+        values = {summary.CORRECT: 1.0 if parsed_letter(parsed) == item.reference else 0.0}
+        probs = parsed_probs(parsed)
+        if probs is None:
+            return ItemScore(values=values, unscored={summary.BRIER: NO_LOGPROBS})
+        values[summary.BRIER] = brier_item(probs, str(item.reference))
+        return ItemScore(values=values, details={"confidence": parsed_confidence(parsed)})
+
+    def summarize(self, task: str, scored: Sequence[ScoredItem]) -> dict[str, float]:
+        """accuracy (a fraction; the release prints percent) and unparsed_count."""
+        return summary.task_summary(scored)
+
+    def group_values(self, scored: Sequence[ScoredItem]) -> list[GroupValue]:
+        """Per view and overall: accuracy, confidence_items, no_confidence_items, ece, brier;
+        per family: accuracy.
+        The suite-wide accuracy lives here, so `overall` adds nothing."""
+        return summary.group_values([summary.outcome_of(row) for row in scored])
+
+    def score_predictions(
+        self,
+        *,
+        labels: Path,
+        predictions: Path,
+        task: str | None = None,
+        images: Path | None = None,
+        reparse: bool = False,
+    ) -> dict[str, Any]:
+        """Predictions are read by the release's letter parser always; no images are needed,
+        so `images` and `reparse` change nothing."""
+        return score_prediction_file(Path(labels), Path(predictions), task)
+
+    def generate_demo(self, root: Path) -> Path:
+        from roadeval.benchmarks.v2xqa.demo import write_demo
+
+        return write_demo(Path(root))
