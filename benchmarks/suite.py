@@ -10,6 +10,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, ClassVar
 
+from roadeval.benchmarks.drawing import DrawJob
 from roadeval.benchmarks.errors import BadItemPolicy
 from roadeval.benchmarks.generation import GenerationSettings
 from roadeval.benchmarks.item import Item, MediaKind
@@ -17,6 +18,7 @@ from roadeval.benchmarks.judging import Judge, JudgeReply
 from roadeval.benchmarks.loading import LoadReport
 from roadeval.benchmarks.messages import ImageRef, Message, encode_messages
 from roadeval.benchmarks.output import ModelOutput
+from roadeval.benchmarks.quality_report import QualityReport
 
 __all__ = [
     "GroupValue",
@@ -147,6 +149,11 @@ class Suite(ABC):
         """`score` with what an audit or the summary wants kept; by default the values alone."""
         return ItemScore(values=self.score(item, parsed))
 
+    def draw_job(self, item: Item) -> DrawJob | None:
+        """What the render stage draws for this item (a point cloud's views), fanned out on
+        Dask and content-addressed; None (the default) when the item's images need no drawing."""
+        return None
+
     def heavy_scoring(self, item: Item) -> bool:
         """Whether scoring this item is worth sending to the scoring cluster (Ray): CPU-heavy
         metrics, or a judge call. By default, every item of a judged suite."""
@@ -179,6 +186,17 @@ class Suite(ABC):
         """Corpus values over groups of items across tasks (per view, per split, ...), for
         metrics that per-task summaries cannot give; none unless the suite defines them."""
         return []
+
+    def extra_tables(self, run_id: str, model: str, scored: Sequence[ScoredItem]) -> list[Any]:
+        """Rows of the suite's own store tables (records registered with `@table` in
+        `storage.records`) from one model's scored items, landed with the run's metrics, so
+        visible only once the whole run has landed; none unless the suite defines them."""
+        return []
+
+    def quality_report(self, source: Path) -> QualityReport | None:
+        """Audit the items under `source` against the suite's item-quality rules (`roadeval
+        qc`); None when the suite has no such rules."""
+        return None
 
     def score_predictions(
         self,

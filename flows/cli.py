@@ -1,4 +1,5 @@
-"""The `roadeval` command line: run a panel or the demo, query the store, score predictions."""
+"""The `roadeval` command line: run a panel or the demo, query the store, score predictions,
+check and render suites."""
 
 from __future__ import annotations
 
@@ -79,6 +80,7 @@ class _Overrides:
     store: str | None = None
     on_bad_item: str | None = None
     ray_address: str | None = None
+    dask_address: str | None = None
 
 
 def _run_panel(panel_path: Path, overrides: _Overrides) -> None:
@@ -102,6 +104,7 @@ def _checked_panel(panel_path: Path, overrides: _Overrides) -> Any:
         PanelError,
         load_panel,
         with_bad_item_policy,
+        with_dask_address,
         with_ray_address,
     )
     from roadeval.flows.preflight import check_before_run
@@ -113,6 +116,8 @@ def _checked_panel(panel_path: Path, overrides: _Overrides) -> Any:
             panel = with_bad_item_policy(panel, BadItemPolicy(overrides.on_bad_item))
         if overrides.ray_address is not None:
             panel = with_ray_address(panel, overrides.ray_address)
+        if overrides.dask_address is not None:
+            panel = with_dask_address(panel, overrides.dask_address)
         check_before_run(panel, overrides.store)
     except (PanelError, StoreError, ValueError) as exc:
         _fail(str(exc))
@@ -140,7 +145,9 @@ def _run_panel_once(panel_path: Path, overrides: _Overrides) -> None:
         end = _interrupted if stopped.reason.status == "interrupted" else _fail
         end(_stopped_message(stopped), stopped.reason.exit_code)
     except StoreError as exc:
-        _fail(str(exc))
+        # A store that fails once the run is under way (it was writable at the start) fails
+        # the run, as a full disk does: not bad input.
+        _fail(str(exc), 1)
     except (ItemError, SuiteSourceError, KeyError, ValueError) as exc:
         _fail(exc.args[0] if exc.args else str(exc))
     print_report(_consoles.out, summary.metrics, summary.manifest)
@@ -191,11 +198,15 @@ def run(
         str | None,
         typer.Option(help="score heavy items on this existing Ray cluster (overrides the panel)"),
     ] = None,
+    dask_address: Annotated[
+        str | None,
+        typer.Option(help="draw point-cloud views on this Dask scheduler (overrides the panel)"),
+    ] = None,
 ) -> None:
     """Evaluate every suite of a panel with every model of it."""
     if on_bad_item is not None and on_bad_item not in ("error", "skip"):
         _fail(f"--on-bad-item must be 'error' or 'skip', not {on_bad_item!r}")
-    _run_panel(panel, _Overrides(store, on_bad_item, ray_address))
+    _run_panel(panel, _Overrides(store, on_bad_item, ray_address, dask_address))
 
 
 @app.command()
@@ -225,8 +236,8 @@ def query(
     sql: Annotated[
         str,
         typer.Argument(
-            help="read-only SQL over the views items, responses, parses, scores, metrics, runs, "
-            "run_events, costs"
+            help="read-only SQL over the views items, responses, parses, scores, metrics, pareto, "
+            "runs, run_events, costs"
         ),
     ],
     store: StoreOption = None,
@@ -323,6 +334,88 @@ def score_predictions(
         _fail(exc.args[0] if exc.args else str(exc))
         return
     sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False, default=float) + "\n")
+
+
+class ReportFormat(StrEnum):
+    table = "table"
+    json = "json"
+
+
+@app.command()
+def qc(
+    suite: Annotated[str, typer.Argument(help="suite name, e.g. trip")],
+    source: Annotated[Path, typer.Option("--source", help="the suite's source folder or file")],
+    format: Annotated[ReportFormat, typer.Option("--format", "-f")] = ReportFormat.table,
+) -> None:
+    """Check a suite's items against its quality rules; exit 1 when a rule fails."""
+    from roadeval.benchmarks.errors import SuiteSourceError
+    from roadeval.benchmarks.registry import get_suite
+    from roadeval.tasks.quality_table import quality_table, verdict
+
+    if not source.exists():
+        _fail(f"{source}: no such file or folder")
+    try:
+        report = get_suite(suite).quality_report(source)
+    except (KeyError, SuiteSourceError, ValueError) as exc:
+        _fail(exc.args[0] if exc.args else str(exc))
+    if report is None:
+        _consoles.out.print(f"suite {escape(suite)!r} has no quality rules: nothing to check")
+        return
+    if format is ReportFormat.json:
+        sys.stdout.write(json.dumps(report.as_dict(), ensure_ascii=False, indent=2) + "\n")
+    else:
+        _consoles.out.print(quality_table(report))
+        _consoles.out.print(verdict(report))
+    if not report.passed:
+        raise typer.Exit(code=1)
+
+
+@app.command()
+def render(
+    suite: Annotated[str, typer.Argument(help="suite name, e.g. trip")],
+    source: Annotated[Path, typer.Option("--source", help="the suite's source folder or file")],
+    store: Annotated[
+        str | None, typer.Option(help="store root: a folder or s3://bucket/prefix")
+    ] = None,
+    dask_address: Annotated[
+        str | None, typer.Option(help="draw on this Dask scheduler (default: a LocalCluster)")
+    ] = None,
+    option: Annotated[
+        list[str] | None, typer.Option(help="a suite option, KEY=VALUE (YAML), repeatable")
+    ] = None,
+) -> None:
+    """Draw a suite's renders (point-cloud views) ahead of a run, into the store and the media
+    cache, so that the run draws nothing; exit 2 naming each input that cannot be drawn."""
+    import yaml
+
+    from roadeval.benchmarks.errors import SuiteSourceError
+    from roadeval.benchmarks.registry import get_suite
+    from roadeval.storage.store import StoreError, open_store
+    from roadeval.tasks.render import render_items
+    from roadeval.tasks.render_cluster import RenderConfig
+
+    options: dict[str, Any] = {}
+    for entry in option or []:
+        key, sep, value = entry.partition("=")
+        if not sep or not key:
+            _fail(f"--option {entry!r}: expected KEY=VALUE")
+        options[key] = yaml.safe_load(value)
+    if not source.exists():
+        _fail(f"{source}: no such file or folder")
+    try:
+        chosen = get_suite(suite, **options)
+        items = chosen.load(source).items
+        report = render_items(chosen, items, open_store(store), RenderConfig(address=dask_address))
+    except (KeyError, SuiteSourceError, StoreError, ValueError) as exc:
+        _fail(exc.args[0] if exc.args else str(exc))
+    _consoles.out.print(
+        f"{suite}: {len(items)} items; views drawn for {report.drawn} inputs, "
+        f"{report.from_cache} found in the media cache, {report.from_store} in the store"
+    )
+    for problem in report.failed:
+        _consoles.err.print(f"[bold red]error:[/bold red] {_printable(str(problem))}")
+    if report.failed:
+        raise typer.Exit(code=2)
 
 
 @app.command()

@@ -135,6 +135,7 @@ def build_manifest(
                 "max_attempts": s.suite.max_attempts,
                 "options": s.suite.options(),
                 "skipped_items": [str(p) for p in s.skipped],
+                "drawings": s.drawings,
                 "unknown_fields": s.unknown_fields,
                 "unknown_fields_message": s.unknown_fields_message,
             }

@@ -23,13 +23,13 @@ from roadeval.flows.manifest import build_manifest, count_table
 from roadeval.flows.panel_file import Panel
 from roadeval.flows.planning import plan_shards
 from roadeval.flows.preflight import check_before_run
+from roadeval.flows.rendering import render_suites
 from roadeval.flows.run_record import RunRecord, RunStatus
 from roadeval.flows.stages import (
     answer_task,
     land_plan,
     load_suite_task,
     plan_task,
-    render_task,
 )
 from roadeval.flows.suites import LoadedSuite
 from roadeval.storage.landing import Part, land
@@ -41,9 +41,11 @@ from roadeval.tasks.items_table import land_items
 from roadeval.tasks.model_spec import ModelSpec
 from roadeval.tasks.plan import Shard
 from roadeval.tasks.remote_scoring import RemoteScoring, ScoringEngine
+from roadeval.tasks.render import Renders
 from roadeval.tasks.secrets import Redactor, install_log_redaction, remove_log_redaction
 from roadeval.tasks.shard import ShardResult
 from roadeval.tasks.stopping import StopReason, StopSignal
+from roadeval.tasks.suite_tables import suite_table_parts
 
 T = TypeVar("T")
 
@@ -126,6 +128,10 @@ def evaluate_panel(panel: Panel, store_uri: str | None = None) -> RunSummary:
 
     clients = {spec.label: client(spec) for spec in panel.models}
     judge = client(panel.judge) if panel.judge is not None else None
+    # The panel is checked (a model for every suite, a judge where one scores) before anything
+    # is drawn; the shards are made after the renders, without the items that cannot be drawn.
+    plan_shards(run_id, panel, loaded, clients)
+    renders = render_suites(loaded, store, panel.render)
     shards, not_covered = plan_shards(run_id, panel, loaded, clients)
     remote = (
         RemoteScoring(panel.scoring, store, run_id, stop, panel.judge)
@@ -133,7 +139,18 @@ def evaluate_panel(panel: Panel, store_uri: str | None = None) -> RunSummary:
         else None
     )
     run = _Run(
-        run_id, panel, store, loaded, shards, not_covered, started, stop, redact, judge, remote
+        run_id,
+        panel,
+        store,
+        loaded,
+        renders,
+        shards,
+        not_covered,
+        started,
+        stop,
+        redact,
+        judge,
+        remote,
     )
     filters = install_log_redaction(redact)
     try:
@@ -153,6 +170,7 @@ class _Run:
     panel: Panel
     store: Store
     loaded: list[LoadedSuite]
+    renders: dict[str, Renders]
     shards: list[Shard]
     not_covered: list[dict[str, Any]]
     started: datetime
@@ -214,12 +232,11 @@ class _Run:
         raise RunStopped(summary, reason) from failure
 
     def _stages(self) -> tuple[list[ShardResult], BaseException | None]:
-        """Land the items, render, plan every shard (and land the plan) before the first
-        call, then answer and score shard by shard."""
+        """Land the items, plan every shard on the renders (and land the plan) before the
+        first call, then answer and score shard by shard."""
         for suite in self.loaded:
             land_items(self.store, suite.suite.name, suite.items, suite.hash)
-        render_futures = {s.suite.name: render_task.submit(s) for s in self.loaded}
-        renders = {name: future.result() for name, future in render_futures.items()}
+        renders = self.renders
         total = sum(len(shard.items) for shard in self.shards)
         plan_futures = [
             plan_task.submit(shard, renders[shard.suite.name], self.store) for shard in self.shards
@@ -241,7 +258,10 @@ class _Run:
             by_pair.setdefault((result.suite, result.model), []).extend(result.scored)
         suites = {s.suite.name: s.suite for s in self.loaded}
         metrics: list[MetricRow] = []
+        # The suites' own tables (TRIP's `pareto`) land with the metrics, so only for a whole run.
+        extra: list[Part] = []
         for (suite_name, model), scored in sorted(by_pair.items()):
             metrics.extend(aggregate(suites[suite_name], model, self.run_id, scored))
-        land(self.store, f"{self.run_id}-metrics", [Part("metrics", metrics)])
+            extra.extend(suite_table_parts(suites[suite_name], model, self.run_id, scored))
+        land(self.store, f"{self.run_id}-metrics", [Part("metrics", metrics), *extra])
         return metrics

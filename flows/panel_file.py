@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from roadeval.benchmarks.errors import BadItemPolicy, UnknownFieldPolicy
 from roadeval.tasks.model_spec import JudgeSpec, ModelSpec
 from roadeval.tasks.remote_scoring import ScoringConfig, ScoringEngine
+from roadeval.tasks.render_cluster import RenderConfig, RenderEngine
 
 
 class SuiteEntry(BaseModel):
@@ -47,6 +48,8 @@ class Panel(BaseModel):
     judge: JudgeSpec | None = None
     # Where heavy scoring (judge calls, CPU-bound metrics) runs: Ray by default.
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)
+    # Where drawing (point-cloud views) runs: Dask by default.
+    render: RenderConfig = Field(default_factory=RenderConfig)
     # Where relative sources are resolved; set from the file's folder when loaded from a file.
     base_dir: str = "."
 
@@ -149,6 +152,12 @@ def with_bad_item_policy(panel: Panel, policy: BadItemPolicy) -> Panel:
     """The same panel with every suite's bad-row policy set to `policy` (the CLI's override)."""
     suites = [entry.model_copy(update={"on_bad_item": policy}) for entry in panel.suites]
     return panel.model_copy(update={"suites": suites})
+
+
+def with_dask_address(panel: Panel, address: str) -> Panel:
+    """The same panel drawing on the Dask scheduler at `address` (the CLI's --dask-address)."""
+    render = panel.render.model_copy(update={"engine": RenderEngine.DASK, "address": address})
+    return panel.model_copy(update={"render": render})
 
 
 def with_ray_address(panel: Panel, address: str) -> Panel:

@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from roadeval.benchmarks.messages import ImageRef
 from roadeval.flows.panel_file import Panel
 from roadeval.flows.suites import LoadedSuite, load_entry
 from roadeval.storage.landing import Part, land
@@ -16,11 +15,10 @@ from roadeval.storage.store import Store
 from roadeval.tasks.gateway import ModelClient
 from roadeval.tasks.plan import Shard, ShardPlan, plan_rows, plan_shard
 from roadeval.tasks.remote_scoring import RemoteScoring
-from roadeval.tasks.render import render_items
+from roadeval.tasks.render import RenderReport, Renders, render_items
+from roadeval.tasks.render_cluster import RenderConfig
 from roadeval.tasks.response_cache import ResponseCache
 from roadeval.tasks.shard import ShardResult, run_shard
-
-Renders = dict[str, tuple[ImageRef, ...]]
 
 
 @task(name="load-suite", cache_policy=NO_CACHE)
@@ -29,8 +27,8 @@ def load_suite_task(panel: Panel, index: int) -> LoadedSuite:
 
 
 @task(name="render-suite", cache_policy=NO_CACHE, task_run_name="render/{loaded.suite.name}")
-def render_task(loaded: LoadedSuite) -> Renders:
-    return render_items(loaded.suite, loaded.items)
+def render_task(loaded: LoadedSuite, store: Store, config: RenderConfig) -> RenderReport:
+    return render_items(loaded.suite, loaded.items, store, config)
 
 
 @task(

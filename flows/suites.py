@@ -31,6 +31,8 @@ class LoadedSuite:
     skipped: list[ItemProblem] = field(default_factory=list)
     # file -> field -> rows carrying it, for fields outside the release's row format.
     unknown_fields: UnknownFields = field(default_factory=dict)
+    # The render stage's drawings: drawn now, found in the media cache or the store, failed.
+    drawings: dict[str, int] = field(default_factory=dict)
 
     @property
     def hash(self) -> str:

@@ -33,6 +33,14 @@ def table(name: str) -> Callable[[type[R]], type[R]]:
     return register
 
 
+def table_of(record: object) -> str:
+    """The table a record belongs to; a TypeError for an object that is no table's record."""
+    for name, cls in TABLES.items():
+        if type(record) is cls:
+            return name
+    raise TypeError(f"{type(record).__name__} is not the record of any table")
+
+
 _ARROW_TYPES: dict[Any, pa.DataType] = {
     str: pa.string(),
     int: pa.int64(),
@@ -206,6 +214,25 @@ class MetricRow:
     metric: str
     value: float
     n: int
+
+
+@table("pareto")
+@dataclass(frozen=True)
+class ErrorParetoRow:
+    """One bar of a Pareto chart of errors: for one model and one group of items (TRIP: a
+    role), a category (TRIP: a knowledge point) with its errors, ranked by errors (most first,
+    ties by name, rank 1 first); `share` is its part of the group's errors, `cumulative_share`
+    the running total down to this rank (1.0 at the last). A group without errors has no rows."""
+
+    run_id: str
+    suite: str
+    model: str
+    role: str
+    knowledge_point: str
+    rank: Int32
+    errors: int
+    share: float
+    cumulative_share: float
 
 
 @table("run_events")

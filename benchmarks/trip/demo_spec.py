@@ -24,3 +24,5 @@ class DemoSpec:
     explanation: str
     # Draws the image the question is about; None for a text item.
     picture: Callable[[], Image.Image] | None = None
+    # The seed of the synthetic scan a point-cloud item is about; None for other items.
+    scan_seed: int | None = None

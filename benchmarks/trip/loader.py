@@ -16,6 +16,7 @@ from roadeval.benchmarks.errors import BadItemPolicy, ItemError, ItemProblem, Su
 from roadeval.benchmarks.image_check import NotAnImageError, image_media
 from roadeval.benchmarks.item import AnswerKind, Item, Media, MediaKind
 from roadeval.benchmarks.loading import LoadReport, collect, read_jsonl, require
+from roadeval.benchmarks.pointcloud import POINT_CLOUD_SUFFIXES
 from roadeval.benchmarks.trip.taxonomy import (
     BEV_ROLE,
     DIFFICULTIES,
@@ -136,16 +137,25 @@ class _RowBuilder:
             return ()
         if modality is Modality.IMAGE:
             return (self._image(row, "image", line, item_id),)
-        # Point-cloud items carry the two renders the protocol shows, and optionally the scan.
+        # A point-cloud item names its scan, whose two views the render stage draws; or, with
+        # no scan, two views rendered elsewhere. Both at once would leave it unclear what a
+        # model was shown.
         views = (("bev_image", BEV_ROLE), ("front_image", FRONT_ROLE))
-        renders = [
+        if row.get("point_cloud") is not None:
+            for field, _ in views:
+                if row.get(field) is not None:
+                    message = "a point-cloud item names its scan or its two renders, not both"
+                    self._fail(line, field, message, item_id)
+            scan = self._file(row, "point_cloud", line, item_id)
+            if scan.suffix.lower() not in POINT_CLOUD_SUFFIXES:
+                allowed = ", ".join(POINT_CLOUD_SUFFIXES)
+                message = f"unknown point-cloud extension {scan.suffix!r} (use {allowed})"
+                self._fail(line, "point_cloud", message, item_id)
+            return (Media.from_file(MediaKind.POINT_CLOUD, scan, role=POINT_CLOUD_ROLE),)
+        return tuple(
             self._image(row, field, line, item_id, role=role, index=index)
             for index, (field, role) in enumerate(views)
-        ]
-        if row.get("point_cloud") is not None:
-            scan = self._file(row, "point_cloud", line, item_id)
-            renders.append(Media.from_file(MediaKind.POINT_CLOUD, scan, role=POINT_CLOUD_ROLE))
-        return tuple(renders)
+        )
 
     def _image(
         self,

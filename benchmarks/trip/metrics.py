@@ -75,15 +75,18 @@ def summarize_items(scored: Sequence[ScoredItem]) -> dict[str, float]:
 
 @dataclass(frozen=True)
 class ParetoRow:
-    """One bar of a role's Pareto error plot: a knowledge point, its errors, the running share."""
+    """One bar of a role's Pareto error plot: a knowledge point, its errors, its share of the
+    role's errors and the running share down to it."""
 
     knowledge_point: str
     errors: int
+    share: float
     cumulative_share: float
 
 
 def error_pareto(scored: Sequence[ScoredItem]) -> dict[str, list[ParetoRow]]:
-    """Per role, knowledge points by error count (most first, ties by name), cumulative share."""
+    """Per role (roles sorted), knowledge points by error count (most first, ties by name) with
+    their share and cumulative share of the role's errors; a role without errors has no chart."""
     errors: dict[str, Counter[str]] = {}
     for row in scored:
         if row.values[CORRECT] < 1.0:
@@ -93,9 +96,11 @@ def error_pareto(scored: Sequence[ScoredItem]) -> dict[str, list[ParetoRow]]:
     for role in sorted(errors):
         ranked = sorted(errors[role].items(), key=lambda pair: (-pair[1], pair[0]))
         counts = np.array([count for _, count in ranked])
-        shares = np.cumsum(counts) / counts.sum()
+        total = counts.sum()
+        # The running total in integers, divided once: the last share is exactly 1.0.
+        running = np.cumsum(counts)
         charts[role] = [
-            ParetoRow(point, int(count), float(share))
-            for (point, count), share in zip(ranked, shares, strict=True)
+            ParetoRow(point, int(count), float(count / total), float(cumulative / total))
+            for (point, count), cumulative in zip(ranked, running, strict=True)
         ]
     return charts

@@ -6,18 +6,22 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from roadeval.benchmarks.drawing import DrawJob, drawn_views
 from roadeval.benchmarks.errors import BadItemPolicy
 from roadeval.benchmarks.generation import GenerationSettings
 from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.loading import LoadReport
 from roadeval.benchmarks.messages import ImageRef
 from roadeval.benchmarks.output import ModelOutput
+from roadeval.benchmarks.pointcloud import DEFAULT_FRAME, frame_from_config
+from roadeval.benchmarks.quality_report import QualityReport
 from roadeval.benchmarks.registry import register_suite
-from roadeval.benchmarks.suite import Message, ParsedAnswer, ScoredItem, Suite
-from roadeval.benchmarks.trip import demo, metrics
+from roadeval.benchmarks.suite import GroupValue, Message, ParsedAnswer, ScoredItem, Suite
+from roadeval.benchmarks.trip import demo, diagnostics, metrics, qc_report
 from roadeval.benchmarks.trip.answer_rule import AbnormalRule, parse_reply
 from roadeval.benchmarks.trip.loader import load_items
 from roadeval.benchmarks.trip.prompt import PROMPT_VERSION, build_messages, shown_images
+from roadeval.benchmarks.trip.scan_views import scan_views
 from roadeval.benchmarks.trip.taxonomy import LABEL_FIELDS, SUITE_NAME, TASK
 
 # Suite-level figures surfaced from the single task's summary.
@@ -30,6 +34,8 @@ class TripSuite(Suite):
 
     Option `abnormal_rule`: "wrong" (default; abnormal replies are wrong) or "first-valid" (the
     first option letter in an abnormal reply is taken); see `answer_rule` for the exact rule.
+    Option `point_cloud_frame`: the scans' frame, a preset (`default`/`kitti`: X forward, Y left,
+    Z up; `nuscenes`: X right, Y forward, Z up) or a 3x3 rotation into the default.
     """
 
     prompt_version: ClassVar[str] = PROMPT_VERSION
@@ -38,7 +44,13 @@ class TripSuite(Suite):
     slice_labels: ClassVar[tuple[str, ...]] = tuple(LABEL_FIELDS)
     slice_metrics: ClassVar[tuple[str, ...]] = (metrics.CORRECT,)
 
-    def __init__(self, *, abnormal_rule: str = AbnormalRule.WRONG.value, **options: Any) -> None:
+    def __init__(
+        self,
+        *,
+        abnormal_rule: str = AbnormalRule.WRONG.value,
+        point_cloud_frame: str | list[list[float]] = DEFAULT_FRAME.name,
+        **options: Any,
+    ) -> None:
         super().__init__(**options)
         try:
             self.abnormal_rule = AbnormalRule(abnormal_rule)
@@ -47,15 +59,25 @@ class TripSuite(Suite):
             raise ValueError(
                 f"suite 'trip': abnormal_rule must be one of {allowed}, got {abnormal_rule!r}"
             ) from None
+        try:
+            self.frame = frame_from_config(point_cloud_frame)
+        except ValueError as exc:
+            raise ValueError(f"suite 'trip': point_cloud_frame: {exc}") from None
 
     def options(self) -> dict[str, Any]:
-        return {"abnormal_rule": self.abnormal_rule.value}
+        frame = self.frame.name if self.frame.name != "custom" else self.frame.rotation
+        return {"abnormal_rule": self.abnormal_rule.value, "point_cloud_frame": frame}
 
     def load(self, source: Path, *, on_bad_item: BadItemPolicy = BadItemPolicy.ERROR) -> LoadReport:
         return load_items(Path(source), on_bad_item)
 
+    def draw_job(self, item: Item) -> DrawJob | None:
+        """A point-cloud item's scan, drawn as the protocol's BEV and front views."""
+        return scan_views(item, self.frame)
+
     def render(self, item: Item) -> tuple[ImageRef, ...]:
-        return shown_images(item)
+        job = self.draw_job(item)
+        return drawn_views(job) if job is not None else shown_images(item)
 
     def prompt(self, item: Item, images: Sequence[ImageRef]) -> list[Message]:
         return build_messages(item, images)
@@ -73,6 +95,15 @@ class TripSuite(Suite):
     def overall(self, per_task: dict[str, dict[str, float]]) -> dict[str, float]:
         summary = per_task.get(TASK, {})
         return {key: summary[key] for key in _OVERALL_KEYS if key in summary}
+
+    def group_values(self, scored: Sequence[ScoredItem]) -> list[GroupValue]:
+        return diagnostics.capability_penalties(scored)
+
+    def extra_tables(self, run_id: str, model: str, scored: Sequence[ScoredItem]) -> list[Any]:
+        return diagnostics.pareto_rows(run_id, model, scored)
+
+    def quality_report(self, source: Path) -> QualityReport:
+        return qc_report.quality_report(Path(source))
 
     def generate_demo(self, root: Path) -> Path:
         return demo.generate_demo(Path(root))

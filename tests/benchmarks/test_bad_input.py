@@ -74,7 +74,7 @@ def test_a_non_utf8_line_is_one_bad_row_naming_line_item_field_and_byte(trip: Pa
     path = trip / "items.jsonl"
     item_id = break_utf8(path, 3, "question")
     read = list(read_jsonl(path))
-    assert len(read) == 40
+    assert len(read) == 43
     bad = [(line, row) for line, row in read if isinstance(row, ItemError)]
     assert len(bad) == 1
     line, error = bad[0]
@@ -100,7 +100,7 @@ def test_skip_reports_the_non_utf8_line_and_loads_the_rest(trip: Path) -> None:
         suite.load(trip)
     report = suite.load(trip, on_bad_item=BadItemPolicy.SKIP)
     assert [(p.line, p.field) for p in report.skipped] == [(3, "question")]
-    assert len(report.items) == 39
+    assert len(report.items) == 42
 
 
 def test_a_line_that_is_not_json_either_still_names_the_line(tmp_path: Path) -> None:
@@ -230,7 +230,7 @@ def test_unknown_fields_are_counted_per_file_and_field(trip: Path) -> None:
     rows[4]["Answer"] = "A"
     write_rows(path, rows)
     report = get_suite("trip").load(trip)
-    assert len(report.items) == 40
+    assert len(report.items) == 43
     assert report.unknown_fields == {str(path): {"hint": 2, "Answer": 1}}
     assert describe_unknown_fields(report.unknown_fields) == (
         f"{path}: 'Answer' (1 row), 'hint' (2 rows)"

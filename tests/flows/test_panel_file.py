@@ -93,7 +93,7 @@ def test_unknown_fields_warn_by_default_and_are_kept_on_the_loaded_suite(tmp_pat
     assert loaded.unknown_fields_message == (
         f"suite trip: unknown fields ignored: {items}: 'hint' (1 row)"
     )
-    assert len(loaded.items) == 40
+    assert len(loaded.items) == 43
 
 
 def test_unknown_fields_error_refuses_the_suite(tmp_path: Path) -> None:

@@ -176,6 +176,7 @@ def test_a_full_disk_stops_the_run_at_once_with_a_clear_message(
     tmp_path: Path, server: ModelServer
 ) -> None:
     source, gold = trip_gold(tmp_path)
+    _without_scans(source)  # their renders would fill the store before any answer
     server.rules["fast"] = gold_rule(gold)
     model: dict[str, Any] = {"model": "openai/fast", "api_base": server.api_base}
     panel = write_panel(tmp_path / "panel.yaml", source, [{**model, "max_concurrency": 2}])
@@ -189,6 +190,30 @@ def test_a_full_disk_stops_the_run_at_once_with_a_clear_message(
     assert "no further model calls were made" in message
     # It stopped at the first answer it could not keep (give or take those in flight).
     assert len(server.hits_for("fast")) < len(gold)
+
+
+@needs_mount
+def test_a_store_too_full_for_the_renders_stops_the_run_before_any_call(
+    tmp_path: Path, server: ModelServer
+) -> None:
+    source, gold = trip_gold(tmp_path)
+    server.rules["fast"] = gold_rule(gold)
+    model = {"model": "openai/fast", "api_base": server.api_base}
+    panel = write_panel(tmp_path / "panel.yaml", source, [model], render={"engine": "local"})
+    store = tmp_path / "store"
+    args = ["run", "--panel", str(panel), "--store", str(store)]
+    cli = start_cli(args, tmp_path / "full", FAST, wrap=_on_tmpfs(store, "size=64k"))
+    assert cli.wait(timeout=120) == 1
+    _no_traceback(cli)
+    message = " ".join(cli.stderr.split())
+    assert message.startswith(f"error: store {store}: No space left on device"), message
+    assert server.hits_for("fast") == []
+
+
+def _without_scans(source: Path) -> None:
+    items = source / "items.jsonl"
+    rows = [line for line in items.read_text().splitlines() if '"point_cloud"' not in line]
+    items.write_text("\n".join(rows) + "\n")
 
 
 @needs_mount

@@ -49,7 +49,7 @@ def test_renders_prompts_and_scores_are_computed_off_the_gateway_loop(tmp_path: 
     client = ModelClient(ModelSpec(model="roadeval/always-a"))
     store = LocalStore(tmp_path / "store")
     shard = Shard("run", 0, suite, client, items)
-    plan = plan_shard(shard, render_items(suite, items), ResponseCache(store))
+    plan = plan_shard(shard, render_items(suite, items).renders, ResponseCache(store))
     result = run_shard(plan, store)
     assert len(result.scored) == 5 and result.counts["errors"] == 0
     for stage, threads in suite.threads.items():

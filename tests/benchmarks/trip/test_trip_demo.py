@@ -37,23 +37,24 @@ def _tree(root: Path) -> dict[str, bytes]:
 def test_generation_is_byte_identical(demo_root: Path, tmp_path: Path) -> None:
     again = get_suite("trip").generate_demo(tmp_path / "again")
     first, second = _tree(demo_root), _tree(again)
-    assert len(first) == 2 + 14  # items.jsonl, VERSION, one PNG per image item
+    # items.jsonl, VERSION, one PNG per image item, one scan per point-cloud item
+    assert len(first) == 2 + 14 + 3
     assert first == second
 
 
 def test_demo_shape_and_labels(demo_items: list[Item]) -> None:
-    assert len(demo_items) == 40
+    assert len(demo_items) == 43
     labels = {
         name: Counter(item.labels[name] for item in demo_items)
         for name in ("role", "capability", "difficulty", "modality")
     }
-    assert labels["modality"] == {"text": 26, "image": 14}
+    assert labels["modality"] == {"text": 26, "image": 14, "point cloud": 3}
     assert set(labels["role"]) == set(ROLES)
     assert set(labels["capability"]) == set(CAPABILITIES)
     assert set(labels["difficulty"]) == set(DIFFICULTIES)
     assert all(len(item.labels) == 6 and all(item.labels.values()) for item in demo_items)
     assert len({item.labels["subject"] for item in demo_items}) >= 8
-    assert Counter(item.reference for item in demo_items) == {"A": 10, "B": 10, "C": 10, "D": 10}
+    assert Counter(item.reference for item in demo_items) == {"A": 11, "B": 11, "C": 11, "D": 10}
     assert all(item.extra["explanation"] for item in demo_items)
 
 

@@ -36,23 +36,43 @@ def test_text_and_image_rows_load(write_source, text_row, image_row, sign_png: b
     assert image.media[0].read_bytes() == sign_png
 
 
-def test_point_cloud_row_carries_two_renders_and_the_scan(write_source, text_row) -> None:
-    row = text_row(
-        "V_p_1",
+def test_point_cloud_row_carries_its_scan_or_two_renders(write_source, text_row) -> None:
+    scan = text_row("V_p_1", modality="point_cloud", point_cloud="scan.bin")
+    rendered = text_row(
+        "V_p_2",
         modality="point_cloud",
         bev_image="images/sign.png",
         front_image="images/sign.png",
-        point_cloud="scan.bin",
     )
-    source = write_source([row])
+    source = write_source([scan, rendered])
     (source / "scan.bin").write_bytes(b"\x00" * 16)
-    (item,) = load_items(source).items
-    assert item.labels["modality"] == "point cloud"
-    assert [(m.kind, m.role, m.index) for m in item.media] == [
+    drawn, given = load_items(source).items
+    assert drawn.labels["modality"] == "point cloud"
+    assert [(m.kind, m.role) for m in drawn.media] == [(MediaKind.POINT_CLOUD, "source")]
+    assert [(m.kind, m.role, m.index) for m in given.media] == [
         (MediaKind.IMAGE, "bev", 0),
         (MediaKind.IMAGE, "front", 1),
-        (MediaKind.POINT_CLOUD, "source", None),
     ]
+
+
+@pytest.mark.parametrize(
+    ("changes", "field", "message"),
+    [
+        ({"bev_image": "images/sign.png"}, "bev_image", "its scan or its two renders, not both"),
+        ({"point_cloud": "scan.las"}, "point_cloud", "unknown point-cloud extension '.las'"),
+        ({"point_cloud": "absent.bin"}, "point_cloud", "file not found"),
+    ],
+)
+def test_point_cloud_row_errors(
+    write_source, text_row, changes: dict[str, Any], field: str, message: str
+) -> None:
+    row = text_row("V_p_1", modality="point_cloud", **{"point_cloud": "scan.bin", **changes})
+    source = write_source([row])
+    for name in ("scan.bin", "scan.las"):
+        (source / name).write_bytes(b"\x00" * 16)
+    with pytest.raises(ItemError) as caught:
+        load_items(source)
+    assert caught.value.problem.field == field and message in caught.value.problem.message
 
 
 def test_version_comes_from_version_file_else_from_the_file_hash(write_source, text_row) -> None:

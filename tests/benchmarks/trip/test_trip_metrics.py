@@ -121,8 +121,11 @@ def test_error_pareto_ranks_knowledge_points_per_role() -> None:
     charts = metrics.error_pareto(scored)
     # Wrong: t3 (vehicle kp2), t4 (traveler kp2), i2 and x1 (vehicle kp3), p1 (traveler kp3).
     assert charts == {
-        "traveler": [metrics.ParetoRow("kp2", 1, 0.5), metrics.ParetoRow("kp3", 1, 1.0)],
-        "vehicle": [metrics.ParetoRow("kp3", 2, 2 / 3), metrics.ParetoRow("kp2", 1, 1.0)],
+        "traveler": [metrics.ParetoRow("kp2", 1, 0.5, 0.5), metrics.ParetoRow("kp3", 1, 0.5, 1.0)],
+        "vehicle": [
+            metrics.ParetoRow("kp3", 2, 2 / 3, 2 / 3),
+            metrics.ParetoRow("kp2", 1, 1 / 3, 1.0),
+        ],
     }
 
 

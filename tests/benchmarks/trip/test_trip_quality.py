@@ -6,7 +6,7 @@ from itertools import cycle, islice
 
 import pytest
 
-from roadeval.benchmarks.item import AnswerKind, Item
+from roadeval.benchmarks.item import AnswerKind, Item, Media, MediaKind
 from roadeval.benchmarks.trip.quality import (
     Severity,
     check_answer_balance,
@@ -39,6 +39,7 @@ def _item(options: dict[str, str], answer: str = "A", item_id: str = "x", **fiel
         reference=answer,
         labels=labels,
         extra={"explanation": fields.pop("explanation", "because")},
+        media=fields.pop("media", ()),
     )
 
 
@@ -120,6 +121,31 @@ def test_schema_findings(changes: dict, message: str) -> None:
     options = {"A": "20 m", "B": "40 m", "C": "60 m", "D": "80 m"}
     found = check_schema(_item(options, **changes))
     assert [f.check for f in found] == ["schema"] and message in found[0].message
+
+
+def _media(kind: MediaKind, name: str) -> Media:
+    return Media(kind=kind, path=name, sha256=name)
+
+
+@pytest.mark.parametrize(
+    ("kinds", "passes"),
+    [
+        ((MediaKind.POINT_CLOUD,), True),  # the scan: the render stage draws its two views
+        ((MediaKind.IMAGE, MediaKind.IMAGE), True),  # two views rendered elsewhere
+        ((MediaKind.IMAGE, MediaKind.IMAGE, MediaKind.POINT_CLOUD), False),  # both
+        ((MediaKind.IMAGE,), False),
+        ((), False),
+    ],
+)
+def test_a_point_cloud_item_shows_its_scan_or_its_two_views(
+    kinds: tuple[MediaKind, ...], passes: bool
+) -> None:
+    options = {"A": "20 m", "B": "40 m", "C": "60 m", "D": "80 m"}
+    media = tuple(_media(kind, f"m{n}") for n, kind in enumerate(kinds))
+    found = check_schema(_item(options, labels={"modality": "point cloud"}, media=media))
+    assert (found == []) is passes, found
+    if not passes:
+        assert "expected 0 images and 1 scans or 2 images and 0 scans" in found[0].message
 
 
 def test_schema_flags_blank_and_repeated_options() -> None:

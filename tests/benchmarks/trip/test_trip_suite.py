@@ -24,10 +24,15 @@ def test_suite_is_registered_with_its_protocol_settings() -> None:
         "modality",
     )
     assert suite.slice_metrics == ("correct",)
-    assert suite.options() == {"abnormal_rule": "wrong"}
-    assert get_suite("trip", abnormal_rule="first-valid").options() == {
-        "abnormal_rule": "first-valid"
+    assert suite.options() == {"abnormal_rule": "wrong", "point_cloud_frame": "default"}
+    assert get_suite(
+        "trip", abnormal_rule="first-valid", point_cloud_frame="nuscenes"
+    ).options() == {
+        "abnormal_rule": "first-valid",
+        "point_cloud_frame": "nuscenes",
     }
+    with pytest.raises(ValueError, match="point_cloud_frame: unknown frame preset 'lidar'"):
+        get_suite("trip", point_cloud_frame="lidar")
 
 
 def test_bad_options_are_rejected() -> None:

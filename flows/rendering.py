@@ -1,0 +1,46 @@
+"""The render stage of a run: every suite's renders (drawn on Dask where a suite draws), and what
+a drawing that failed means for the run, by the suite's bad-item policy."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from roadeval.benchmarks.errors import BadItemPolicy, ItemError
+from roadeval.flows.stages import render_task
+from roadeval.flows.suites import LoadedSuite
+from roadeval.storage.store import Store
+from roadeval.tasks.render import RenderReport, Renders
+from roadeval.tasks.render_cluster import RenderConfig
+
+
+def render_suites(
+    loaded: list[LoadedSuite], store: Store, config: RenderConfig
+) -> dict[str, Renders]:
+    """Renders per suite. An item whose input cannot be drawn stops the run (`on_bad_item:
+    error`, after every other drawing is done and kept) or leaves it, listed (`skip`)."""
+    futures = {s.suite.name: render_task.submit(s, store, config) for s in loaded}
+    reports: dict[str, RenderReport] = {name: future.result() for name, future in futures.items()}
+    for suite in loaded:
+        report = reports[suite.suite.name]
+        suite.drawings = {
+            "drawn": report.drawn,
+            "from_cache": report.from_cache,
+            "from_store": report.from_store,
+            "failed": len(report.failed),
+        }
+        if not report.failed:
+            continue
+        if suite.entry.on_bad_item is BadItemPolicy.ERROR:
+            first = report.failed[0]
+            more = len(report.failed) - 1
+            if more:
+                first = replace(
+                    first,
+                    message=f"{first.message} (and {more} more items that could not be drawn; "
+                    "every other render was drawn and kept)",
+                )
+            raise ItemError(first)
+        failed = {problem.item_id for problem in report.failed}
+        suite.items = [item for item in suite.items if item.item_id not in failed]
+        suite.skipped.extend(report.failed)
+    return {name: report.renders for name, report in reports.items()}
