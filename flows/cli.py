@@ -12,57 +12,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 from importlib.resources import files
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-app = typer.Typer(
-    help="Evaluate multimodal models on transportation benchmarks.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-)
-
-
-def _width(stream: object) -> int | None:
-    # Piped output (CI logs, files) gets wide tables instead of rich's 80-column default.
-    isatty = getattr(stream, "isatty", None)
-    return None if isatty is not None and isatty() else 200
-
-
-class _Consoles:
-    """Consoles made at print time, so they follow whatever stdout/stderr are then."""
-
-    @property
-    def out(self) -> Console:
-        return Console(width=_width(sys.stdout))
-
-    @property
-    def err(self) -> Console:
-        return Console(stderr=True, width=_width(sys.stderr))
-
-
-_consoles = _Consoles()
-
-
-def _fail(message: str, code: int = 2) -> NoReturn:
-    _consoles.err.print(f"[bold red]error:[/bold red] {_printable(message)}")
-    raise typer.Exit(code=code)
-
-
-def _interrupted(message: str, code: int) -> NoReturn:
-    _consoles.err.print(f"[bold yellow]interrupted:[/bold yellow] {_printable(message)}")
-    raise typer.Exit(code=code)
-
-
-def _printable(message: str) -> str:
-    """A message as the terminal gets it: any secret of the environment redacted, and rich's
-    markup characters escaped (a file name or a reply may hold brackets)."""
-    from roadeval.tasks.secrets import Redactor
-
-    return escape(Redactor.from_environment().text(message))
+from roadeval.flows.cli_app import app, consoles, fail, interrupted
 
 
 class _Terminated(Exception):
@@ -89,9 +45,9 @@ def _run_panel(panel_path: Path, overrides: _Overrides) -> None:
     try:
         _run_panel_once(panel_path, overrides)
     except KeyboardInterrupt:
-        _interrupted("stopped by SIGINT before the run started; nothing was asked", 130)
+        interrupted("stopped by SIGINT before the run started; nothing was asked", 130)
     except _Terminated:
-        _interrupted("stopped by SIGTERM before the run started; nothing was asked", 143)
+        interrupted("stopped by SIGTERM before the run started; nothing was asked", 143)
     finally:
         signal.signal(signal.SIGTERM, previous)
 
@@ -120,7 +76,7 @@ def _checked_panel(panel_path: Path, overrides: _Overrides) -> Any:
             panel = with_dask_address(panel, overrides.dask_address)
         check_before_run(panel, overrides.store)
     except (PanelError, StoreError, ValueError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     return panel
 
 
@@ -142,29 +98,29 @@ def _run_panel_once(panel_path: Path, overrides: _Overrides) -> None:
         start_temporary_prefect_api()
         summary = evaluate_panel(panel, store)
     except RunStopped as stopped:
-        end = _interrupted if stopped.reason.status == "interrupted" else _fail
+        end = interrupted if stopped.reason.status == "interrupted" else fail
         end(_stopped_message(stopped), stopped.reason.exit_code)
     except StoreError as exc:
         # A store that fails once the run is under way (it was writable at the start) fails
         # the run, as a full disk does: not bad input.
-        _fail(str(exc), 1)
+        fail(str(exc), 1)
     except (ItemError, SuiteSourceError, KeyError, ValueError) as exc:
-        _fail(exc.args[0] if exc.args else str(exc))
-    print_report(_consoles.out, summary.metrics, summary.manifest)
+        fail(exc.args[0] if exc.args else str(exc))
+    print_report(consoles.out, summary.metrics, summary.manifest)
     for suite in summary.manifest["suites"]:
         if suite["unknown_fields_message"]:
-            _consoles.err.print(
+            consoles.err.print(
                 f"[yellow]warning: {escape(suite['unknown_fields_message'])}[/yellow]"
             )
         if suite["skipped_items"]:
-            _consoles.err.print(
+            consoles.err.print(
                 f"[yellow]{suite['name']}: {len(suite['skipped_items'])} bad rows skipped "
                 f"(listed in the manifest); first: {escape(suite['skipped_items'][0])}[/yellow]"
             )
-    _consoles.out.print(f"run [bold]{summary.run_id}[/bold] landed in {summary.store_uri}")
-    _consoles.out.print(f"manifest: {summary.store_uri.rstrip('/')}/{summary.manifest_key}")
+    consoles.out.print(f"run [bold]{summary.run_id}[/bold] landed in {summary.store_uri}")
+    consoles.out.print(f"manifest: {summary.store_uri.rstrip('/')}/{summary.manifest_key}")
     if summary.n_errors:
-        _consoles.err.print(
+        consoles.err.print(
             f"[red]{summary.n_errors} items ended in model errors; see above and the manifest[/red]"
         )
         raise typer.Exit(code=1)
@@ -205,7 +161,7 @@ def run(
 ) -> None:
     """Evaluate every suite of a panel with every model of it."""
     if on_bad_item is not None and on_bad_item not in ("error", "skip"):
-        _fail(f"--on-bad-item must be 'error' or 'skip', not {on_bad_item!r}")
+        fail(f"--on-bad-item must be 'error' or 'skip', not {on_bad_item!r}")
     _run_panel(panel, _Overrides(store, on_bad_item, ray_address, dask_address))
 
 
@@ -280,14 +236,14 @@ def _query(
         check_read_only(sql)
         opened = open_store(store)
         if not opened.is_present():
-            _fail(f"no roadeval store at {opened.uri}: nothing has been landed there")
+            fail(f"no roadeval store at {opened.uri}: nothing has been landed there")
         return run_query(opened, sql, include_unlanded=include_unlanded)
     except QueryRefused as exc:
-        _fail(str(exc))
+        fail(str(exc))
     except duckdb.Error as exc:
-        _fail(f"query failed: {exc}")
+        fail(f"query failed: {exc}")
     except (StoreError, ValueError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
 
 
 def _print_rows(columns: list[str], rows: list[tuple[Any, ...]], format: OutputFormat) -> None:
@@ -302,120 +258,7 @@ def _print_rows(columns: list[str], rows: list[tuple[Any, ...]], format: OutputF
         table = Table(*columns)
         for row in rows:
             table.add_row(*("" if v is None else str(v) for v in row))
-        _consoles.out.print(table)
-
-
-@app.command("score-predictions")
-def score_predictions(
-    suite: Annotated[str, typer.Option(help="suite name, e.g. roadbench or tbbench")],
-    labels: Annotated[Path, typer.Option(help="the release's label file")],
-    predictions: Annotated[Path, typer.Option(help="a prediction file in the release's format")],
-    task: Annotated[
-        str | None, typer.Option(help="task number or code, where the suite needs it")
-    ] = None,
-    images: Annotated[
-        Path | None, typer.Option(help="image folder (RoadBench task 3 reads sizes)")
-    ] = None,
-    reparse: Annotated[
-        bool, typer.Option(help="also parse raw answers with roadeval's parser")
-    ] = False,
-) -> None:
-    """Score a released prediction file exactly as the release's scripts do; prints JSON."""
-    from roadeval.benchmarks.registry import get_suite
-
-    for path in (labels, predictions):
-        if not path.exists():
-            _fail(f"{path}: no such file")
-    try:
-        result = get_suite(suite).score_predictions(
-            labels=labels, predictions=predictions, task=task, images=images, reparse=reparse
-        )
-    except (KeyError, ValueError, NotImplementedError) as exc:
-        _fail(exc.args[0] if exc.args else str(exc))
-        return
-    sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False, default=float) + "\n")
-
-
-class ReportFormat(StrEnum):
-    table = "table"
-    json = "json"
-
-
-@app.command()
-def qc(
-    suite: Annotated[str, typer.Argument(help="suite name, e.g. trip")],
-    source: Annotated[Path, typer.Option("--source", help="the suite's source folder or file")],
-    format: Annotated[ReportFormat, typer.Option("--format", "-f")] = ReportFormat.table,
-) -> None:
-    """Check a suite's items against its quality rules; exit 1 when a rule fails."""
-    from roadeval.benchmarks.errors import SuiteSourceError
-    from roadeval.benchmarks.registry import get_suite
-    from roadeval.tasks.quality_table import quality_table, verdict
-
-    if not source.exists():
-        _fail(f"{source}: no such file or folder")
-    try:
-        report = get_suite(suite).quality_report(source)
-    except (KeyError, SuiteSourceError, ValueError) as exc:
-        _fail(exc.args[0] if exc.args else str(exc))
-    if report is None:
-        _consoles.out.print(f"suite {escape(suite)!r} has no quality rules: nothing to check")
-        return
-    if format is ReportFormat.json:
-        sys.stdout.write(json.dumps(report.as_dict(), ensure_ascii=False, indent=2) + "\n")
-    else:
-        _consoles.out.print(quality_table(report))
-        _consoles.out.print(verdict(report))
-    if not report.passed:
-        raise typer.Exit(code=1)
-
-
-@app.command()
-def render(
-    suite: Annotated[str, typer.Argument(help="suite name, e.g. trip")],
-    source: Annotated[Path, typer.Option("--source", help="the suite's source folder or file")],
-    store: Annotated[
-        str | None, typer.Option(help="store root: a folder or s3://bucket/prefix")
-    ] = None,
-    dask_address: Annotated[
-        str | None, typer.Option(help="draw on this Dask scheduler (default: a LocalCluster)")
-    ] = None,
-    option: Annotated[
-        list[str] | None, typer.Option(help="a suite option, KEY=VALUE (YAML), repeatable")
-    ] = None,
-) -> None:
-    """Draw a suite's renders (point-cloud views) ahead of a run, into the store and the media
-    cache, so that the run draws nothing; exit 2 naming each input that cannot be drawn."""
-    import yaml
-
-    from roadeval.benchmarks.errors import SuiteSourceError
-    from roadeval.benchmarks.registry import get_suite
-    from roadeval.storage.store import StoreError, open_store
-    from roadeval.tasks.render import render_items
-    from roadeval.tasks.render_cluster import RenderConfig
-
-    options: dict[str, Any] = {}
-    for entry in option or []:
-        key, sep, value = entry.partition("=")
-        if not sep or not key:
-            _fail(f"--option {entry!r}: expected KEY=VALUE")
-        options[key] = yaml.safe_load(value)
-    if not source.exists():
-        _fail(f"{source}: no such file or folder")
-    try:
-        chosen = get_suite(suite, **options)
-        items = chosen.load(source).items
-        report = render_items(chosen, items, open_store(store), RenderConfig(address=dask_address))
-    except (KeyError, SuiteSourceError, StoreError, ValueError) as exc:
-        _fail(exc.args[0] if exc.args else str(exc))
-    _consoles.out.print(
-        f"{suite}: {len(items)} items; views drawn for {report.drawn} inputs, "
-        f"{report.from_cache} found in the media cache, {report.from_store} in the store"
-    )
-    for problem in report.failed:
-        _consoles.err.print(f"[bold red]error:[/bold red] {_printable(str(problem))}")
-    if report.failed:
-        raise typer.Exit(code=2)
+        consoles.out.print(table)
 
 
 @app.command()
@@ -424,12 +267,15 @@ def suites() -> None:
     from roadeval.benchmarks.registry import registry_snapshot
 
     snapshot = registry_snapshot()
-    _consoles.out.print("suites: " + ", ".join(snapshot["suites"]))
-    _consoles.out.print(
+    consoles.out.print("suites: " + ", ".join(snapshot["suites"]))
+    consoles.out.print(
         "baselines (name@suite, use as model 'roadeval/<name>'): "
         + ", ".join(snapshot["baselines"])
     )
 
+
+# The commands over a suite's own files register themselves on the same app.
+from roadeval.flows import cli_suite_tools  # noqa: E402, F401
 
 if __name__ == "__main__":
     app()

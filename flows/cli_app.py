@@ -1,0 +1,56 @@
+"""What every `roadeval` command shares: the Typer app, consoles made at print time, and the
+one-line error exit (secrets redacted, markup escaped)."""
+
+from __future__ import annotations
+
+import sys
+from typing import NoReturn
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+app = typer.Typer(
+    help="Evaluate multimodal models on transportation benchmarks.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+
+
+def _width(stream: object) -> int | None:
+    # Piped output (CI logs, files) gets wide tables instead of rich's 80-column default.
+    isatty = getattr(stream, "isatty", None)
+    return None if isatty is not None and isatty() else 200
+
+
+class _Consoles:
+    """Consoles made at print time, so they follow whatever stdout/stderr are then."""
+
+    @property
+    def out(self) -> Console:
+        return Console(width=_width(sys.stdout))
+
+    @property
+    def err(self) -> Console:
+        return Console(stderr=True, width=_width(sys.stderr))
+
+
+consoles = _Consoles()
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    consoles.err.print(f"[bold red]error:[/bold red] {printable(message)}")
+    raise typer.Exit(code=code)
+
+
+def interrupted(message: str, code: int) -> NoReturn:
+    consoles.err.print(f"[bold yellow]interrupted:[/bold yellow] {printable(message)}")
+    raise typer.Exit(code=code)
+
+
+def printable(message: str) -> str:
+    """A message as the terminal gets it: any secret of the environment redacted, and rich's
+    markup characters escaped (a file name or a reply may hold brackets)."""
+    from roadeval.tasks.secrets import Redactor
+
+    return escape(Redactor.from_environment().text(message))

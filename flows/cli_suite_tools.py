@@ -1,0 +1,130 @@
+"""`roadeval` commands over a suite's own files, without a run: score released prediction
+files, check items against the suite's quality rules, draw renders ahead of a run."""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from roadeval.flows.cli_app import app, consoles, fail, printable
+
+
+@app.command("score-predictions")
+def score_predictions(
+    suite: Annotated[str, typer.Option(help="suite name, e.g. roadbench or tbbench")],
+    labels: Annotated[Path, typer.Option(help="the release's label file")],
+    predictions: Annotated[Path, typer.Option(help="a prediction file in the release's format")],
+    task: Annotated[
+        str | None, typer.Option(help="task number or code, where the suite needs it")
+    ] = None,
+    images: Annotated[
+        Path | None, typer.Option(help="image folder (RoadBench task 3 reads sizes)")
+    ] = None,
+    reparse: Annotated[
+        bool, typer.Option(help="also parse raw answers with roadeval's parser")
+    ] = False,
+) -> None:
+    """Score a released prediction file exactly as the release's scripts do; prints JSON."""
+    from roadeval.benchmarks.registry import get_suite
+
+    for path in (labels, predictions):
+        if not path.exists():
+            fail(f"{path}: no such file")
+    try:
+        result = get_suite(suite).score_predictions(
+            labels=labels, predictions=predictions, task=task, images=images, reparse=reparse
+        )
+    except (KeyError, ValueError, NotImplementedError) as exc:
+        fail(exc.args[0] if exc.args else str(exc))
+        return
+    sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False, default=float) + "\n")
+
+
+class ReportFormat(StrEnum):
+    table = "table"
+    json = "json"
+
+
+@app.command()
+def qc(
+    suite: Annotated[str, typer.Argument(help="suite name, e.g. trip")],
+    source: Annotated[Path, typer.Option("--source", help="the suite's source folder or file")],
+    format: Annotated[ReportFormat, typer.Option("--format", "-f")] = ReportFormat.table,
+) -> None:
+    """Check a suite's items against its quality rules; exit 1 when a rule fails."""
+    from roadeval.benchmarks.errors import SuiteSourceError
+    from roadeval.benchmarks.registry import get_suite
+    from roadeval.tasks.quality_table import quality_table, verdict
+
+    if not source.exists():
+        fail(f"{source}: no such file or folder")
+    try:
+        report = get_suite(suite).quality_report(source)
+    except (KeyError, SuiteSourceError, ValueError) as exc:
+        fail(exc.args[0] if exc.args else str(exc))
+    if report is None:
+        consoles.out.print(f"suite {escape(suite)!r} has no quality rules: nothing to check")
+        return
+    if format is ReportFormat.json:
+        sys.stdout.write(json.dumps(report.as_dict(), ensure_ascii=False, indent=2) + "\n")
+    else:
+        consoles.out.print(quality_table(report))
+        consoles.out.print(verdict(report))
+    if not report.passed:
+        raise typer.Exit(code=1)
+
+
+@app.command()
+def render(
+    suite: Annotated[str, typer.Argument(help="suite name, e.g. trip")],
+    source: Annotated[Path, typer.Option("--source", help="the suite's source folder or file")],
+    store: Annotated[
+        str | None, typer.Option(help="store root: a folder or s3://bucket/prefix")
+    ] = None,
+    dask_address: Annotated[
+        str | None, typer.Option(help="draw on this Dask scheduler (default: a LocalCluster)")
+    ] = None,
+    option: Annotated[
+        list[str] | None, typer.Option(help="a suite option, KEY=VALUE (YAML), repeatable")
+    ] = None,
+) -> None:
+    """Draw a suite's renders (point-cloud views) ahead of a run, so the run draws nothing.
+
+    Views go to the store and the media cache; exit 2 naming each input that cannot be drawn.
+    """
+    import yaml
+
+    from roadeval.benchmarks.errors import SuiteSourceError
+    from roadeval.benchmarks.registry import get_suite
+    from roadeval.storage.store import StoreError, open_store
+    from roadeval.tasks.render import render_items
+    from roadeval.tasks.render_cluster import RenderConfig
+
+    options: dict[str, Any] = {}
+    for entry in option or []:
+        key, sep, value = entry.partition("=")
+        if not sep or not key:
+            fail(f"--option {entry!r}: expected KEY=VALUE")
+        options[key] = yaml.safe_load(value)
+    if not source.exists():
+        fail(f"{source}: no such file or folder")
+    try:
+        chosen = get_suite(suite, **options)
+        items = chosen.load(source).items
+        report = render_items(chosen, items, open_store(store), RenderConfig(address=dask_address))
+    except (KeyError, SuiteSourceError, StoreError, ValueError) as exc:
+        fail(exc.args[0] if exc.args else str(exc))
+    consoles.out.print(
+        f"{suite}: {len(items)} items; views drawn for {report.drawn} inputs, "
+        f"{report.from_cache} found in the media cache, {report.from_store} in the store"
+    )
+    for problem in report.failed:
+        consoles.err.print(f"[bold red]error:[/bold red] {printable(str(problem))}")
+    if report.failed:
+        raise typer.Exit(code=2)
