@@ -34,6 +34,9 @@ class RenderConfig(BaseModel):
     engine: RenderEngine = RenderEngine.DASK
     address: str | None = Field(default=None, description="an existing Dask scheduler")
     n_workers: int | None = Field(default=None, ge=1, description="local workers (all cores)")
+    # Starting a LocalCluster costs seconds and a drawing tens of milliseconds: fewer drawings
+    # than this are made in process (an existing cluster, by address, is always used).
+    local_below: int = Field(default=16, ge=0, description="drawings made without a cluster")
 
 
 # One job's outcome: its views' bytes, or why it could not be drawn.
@@ -55,7 +58,9 @@ def draw_all(jobs: Sequence[DrawJob], config: RenderConfig) -> list[Drawn]:
     """Every job's outcome, in order: on Dask, or here for `engine: local`."""
     if not jobs:
         return []
-    if config.engine is RenderEngine.LOCAL:
+    if config.engine is RenderEngine.LOCAL or (
+        config.address is None and len(jobs) < config.local_below
+    ):
         return draw_batch(jobs)
     batches = [list(jobs[k : k + JOBS_PER_TASK]) for k in range(0, len(jobs), JOBS_PER_TASK)]
     with _client(config) as client:

@@ -148,3 +148,28 @@ def test_no_cluster_is_reached_when_nothing_is_to_be_drawn(tmp_path: Path) -> No
     # Nothing listens there: reaching for it would fail the stage.
     report = render_items(suite, items, None, RenderConfig(address="tcp://127.0.0.1:9"))
     assert len(report.renders) == 4 and report.drawn == 0
+
+
+def test_a_local_cluster_starts_only_for_enough_drawings(
+    trip_source: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import distributed
+
+    started: list[int] = []
+
+    class CountedCluster(distributed.LocalCluster):  # type: ignore[misc]
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            started.append(1)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(distributed, "LocalCluster", CountedCluster)
+    suite = get_suite("trip")
+    items = _scan_items(suite, trip_source)
+    few = render_items(suite, items, None, RenderConfig(n_workers=1))
+    assert few.drawn == 3 and started == []  # three drawings: not worth a cluster's start
+    shutil.rmtree(Path(str(trip_source)).parent / "media")
+    many = render_items(suite, items, None, RenderConfig(n_workers=1, local_below=3))
+    assert many.drawn == 3 and started == [1]
+    assert {k: [r.sha256 for r in v] for k, v in many.renders.items()} == {
+        k: [r.sha256 for r in v] for k, v in few.renders.items()
+    }
