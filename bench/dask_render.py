@@ -11,7 +11,6 @@ paid once per run, and only by a run that draws.
 from __future__ import annotations
 
 import argparse
-import logging
 import resource
 import statistics
 import tempfile
@@ -22,7 +21,7 @@ from roadeval.benchmarks.drawing import job_key
 from roadeval.benchmarks.pointcloud import DEFAULT_FRAME, RENDER_VERSION, synthetic_scan
 from roadeval.benchmarks.trip.scan_views import SCAN_FIELD, ScanViews
 from roadeval.tasks import render_cluster
-from roadeval.tasks.render_cluster import RenderConfig, draw_all
+from roadeval.tasks.render_cluster import RenderConfig, draw_all, local_cluster
 
 SPEEDUP_TARGET = 1.7
 WORKER_MEMORY_TARGET_MB = 500
@@ -43,17 +42,10 @@ def peak_rss_mb() -> float:
 
 
 def start_cluster(workers: int) -> tuple[object, object, float]:
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     start = time.perf_counter()
-    cluster = LocalCluster(
-        n_workers=workers,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address="127.0.0.1:0",
-        silence_logs=logging.ERROR,
-    )
+    cluster = local_cluster(workers)
     return cluster, Client(cluster), time.perf_counter() - start
 
 

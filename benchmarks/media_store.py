@@ -1,11 +1,15 @@
-"""A content-addressed folder for media that a release ships inside another file (e.g. Parquet)."""
+"""Content-addressed folders for media that a release ships inside another file (e.g. Parquet),
+and for the renders a suite makes from its media."""
 
 from __future__ import annotations
 
 import hashlib
 import os
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
+from roadeval.benchmarks.messages import ImageRef
 from roadeval.storage.store import write_atomic
 
 
@@ -24,3 +28,29 @@ def materialize(data: bytes, suffix: str, root: Path | None = None) -> Path:
         return target
     write_atomic(target, data)
     return target
+
+
+# sha256 of each render this process has read or made, by its file: a render is hashed once.
+_DIGESTS: dict[Path, str] = {}
+_DIGESTS_LOCK = threading.Lock()
+
+
+def cached_render(
+    folder: str, key: str, suffix: str, mime: str, make: Callable[[], bytes]
+) -> ImageRef:
+    """The render `key` names, as a file under `folder` of the media cache: made (by `make`)
+    only when absent, written atomically, with the digest of its bytes."""
+    target = media_cache_root() / folder / key[:2] / f"{key}{suffix}"
+    with _DIGESTS_LOCK:
+        known = _DIGESTS.get(target)
+    if known is not None and target.is_file():
+        return ImageRef(str(target), known, mime)
+    if target.is_file():
+        data = target.read_bytes()
+    else:
+        data = make()
+        write_atomic(target, data)
+    digest = hashlib.sha256(data).hexdigest()
+    with _DIGESTS_LOCK:
+        _DIGESTS[target] = digest
+    return ImageRef(str(target), digest, mime)

@@ -68,6 +68,21 @@ def draw_all(jobs: Sequence[DrawJob], config: RenderConfig) -> list[Drawn]:
         return [outcome for batch in client.gather(futures) for outcome in batch]
 
 
+def local_cluster(workers: int) -> Any:
+    """A LocalCluster of single-threaded worker processes, on 127.0.0.1 only."""
+    from distributed import LocalCluster
+
+    return LocalCluster(
+        n_workers=workers,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        # `None` still binds the default port on every interface.
+        dashboard_address="127.0.0.1:0",
+        silence_logs=logging.ERROR,
+    )
+
+
 class _client:
     """A Dask client for one render stage; a LocalCluster it started is closed with it."""
 
@@ -77,23 +92,14 @@ class _client:
         self.client: Any = None
 
     def __enter__(self) -> Any:
-        from distributed import Client, LocalCluster  # a heavy import, paid only to draw
+        from distributed import Client  # a heavy import, paid only to draw
 
         for name in ("distributed", "tornado", "bokeh"):
             logging.getLogger(name).setLevel(logging.ERROR)
         if self.config.address is not None:
             self.client = Client(self.config.address)
             return self.client
-        workers = self.config.n_workers or os.cpu_count() or 1
-        self.cluster = LocalCluster(
-            n_workers=workers,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            # `None` still binds the default port on every interface.
-            dashboard_address="127.0.0.1:0",
-            silence_logs=logging.ERROR,
-        )
+        self.cluster = local_cluster(self.config.n_workers or os.cpu_count() or 1)
         self.client = Client(self.cluster)
         return self.client
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import shutil
 import socket
@@ -90,16 +89,9 @@ def ray_session() -> Iterator[None]:
 def dask_address() -> Iterator[str]:
     """A Dask LocalCluster for the session (two worker processes on 127.0.0.1): runs and the
     render stage reach it by address instead of starting their own."""
-    from distributed import LocalCluster
+    from roadeval.tasks.render_cluster import local_cluster
 
-    cluster = LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address="127.0.0.1:0",
-        silence_logs=logging.ERROR,
-    )
+    cluster = local_cluster(2)
     yield cluster.scheduler_address
     cluster.close()
 

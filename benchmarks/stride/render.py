@@ -7,25 +7,20 @@ from __future__ import annotations
 
 import hashlib
 import io
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 
 from PIL import Image, ImageDraw
 
 from roadeval.benchmarks.item import Item, MediaKind
-from roadeval.benchmarks.media_store import media_cache_root
+from roadeval.benchmarks.media_store import cached_render
 from roadeval.benchmarks.messages import ImageRef
-from roadeval.storage.store import write_atomic
 
 # Bump when the drawing or the encoding changes, so that old renders are not reused.
 RENDER_VERSION = "stride-render-1"
 JPEG_QUALITY = 85
 BOX_STROKES = 3
 RED = (255, 0, 0)
-
-_DIGESTS: dict[str, str] = {}
-_DIGESTS_LOCK = threading.Lock()
 
 
 def draw_red_box(image: Image.Image, bbox: Sequence[float]) -> Image.Image:
@@ -56,20 +51,9 @@ def render_key(sha256: str, bbox: Sequence[float] | None) -> str:
 def cached_frame(path: Path, sha256: str, bbox: Sequence[float] | None) -> ImageRef:
     """`render_frame` as a file in the media cache (made once), with the digest of its bytes."""
     key = render_key(sha256, bbox)
-    target = media_cache_root() / "stride-renders" / key[:2] / f"{key}.jpg"
-    with _DIGESTS_LOCK:
-        known = _DIGESTS.get(key)
-    if known is not None and target.is_file():
-        return ImageRef(str(target), known, "image/jpeg")
-    if target.is_file():
-        data = target.read_bytes()
-    else:
-        data = render_frame(path, bbox)
-        write_atomic(target, data)
-    digest = hashlib.sha256(data).hexdigest()
-    with _DIGESTS_LOCK:
-        _DIGESTS[key] = digest
-    return ImageRef(str(target), digest, "image/jpeg")
+    return cached_render(
+        "stride-renders", key, ".jpg", "image/jpeg", lambda: render_frame(path, bbox)
+    )
 
 
 def item_frames(item: Item) -> tuple[ImageRef, ...]:
