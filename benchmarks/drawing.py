@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 
-from roadeval.benchmarks.media_store import media_cache_root
+from roadeval.benchmarks.media_store import file_digest, media_cache_root
 from roadeval.benchmarks.messages import ImageRef
 from roadeval.storage.store import write_atomic
 
@@ -55,7 +55,7 @@ def keep_views(job: DrawJob, images: tuple[bytes, ...]) -> tuple[ImageRef, ...]:
         path = job.cached_path(view)
         if not path.is_file():
             write_atomic(path, data)
-        refs.append(ImageRef(str(path), hashlib.sha256(data).hexdigest(), PNG))
+        refs.append(ImageRef(str(path), file_digest(path, data), PNG))
     return tuple(refs)
 
 
@@ -64,7 +64,7 @@ def cached_views(job: DrawJob) -> tuple[ImageRef, ...] | None:
     paths = [job.cached_path(view) for view in job.views]
     if not all(path.is_file() for path in paths):
         return None
-    return tuple(ImageRef(str(p), hashlib.sha256(p.read_bytes()).hexdigest(), PNG) for p in paths)
+    return tuple(ImageRef(str(p), file_digest(p), PNG) for p in paths)
 
 
 def drawn_views(job: DrawJob) -> tuple[ImageRef, ...]:

@@ -35,6 +35,19 @@ _DIGESTS: dict[Path, str] = {}
 _DIGESTS_LOCK = threading.Lock()
 
 
+def file_digest(path: Path, data: bytes | None = None) -> str:
+    """sha256 of a render file's bytes, computed once per file and process (renders are
+    content-addressed: a file under its key never changes)."""
+    with _DIGESTS_LOCK:
+        known = _DIGESTS.get(path)
+    if known is not None:
+        return known
+    digest = hashlib.sha256(path.read_bytes() if data is None else data).hexdigest()
+    with _DIGESTS_LOCK:
+        _DIGESTS[path] = digest
+    return digest
+
+
 def cached_render(
     folder: str, key: str, suffix: str, mime: str, make: Callable[[], bytes]
 ) -> ImageRef:
