@@ -41,6 +41,8 @@ class Panel(BaseModel):
     name: str = "panel"
     store: str | None = None
     chunk_size: int = Field(default=100, ge=1)
+    # A hard cap on what the run may spend, judge included (`--budget-usd` wins).
+    budget_usd: float | None = Field(default=None, gt=0)
     suites: list[SuiteEntry] = Field(min_length=1)
     models: list[ModelSpec] = Field(min_length=1)
     # The model that scores open answers for suites whose scorer asks a judge (any model spec,

@@ -24,6 +24,7 @@ from roadeval.benchmarks.messages import Message, encode_messages, has_images
 from roadeval.benchmarks.registry import BaselineCall
 from roadeval.tasks import baseline_provider
 from roadeval.tasks.call_errors import RETRYABLE, classify, retry_after_s
+from roadeval.tasks.call_stats import CallStats
 from roadeval.tasks.limits import CallLimiter
 from roadeval.tasks.model_spec import MissingKeyError, ModelSpec
 from roadeval.tasks.provider_output import read_output
@@ -102,6 +103,7 @@ class ModelClient:
         self.stop = stop or StopSignal()
         self.redact = redact or Redactor.from_environment([spec.api_key_env or ""])
         self.run_id = run_id
+        self.stats = CallStats(spec.label)
 
     def request(
         self,
@@ -124,7 +126,8 @@ class ModelClient:
             item=item,
         )
 
-    def _kwargs(self, request: ModelRequest, messages: list[Message]) -> dict[str, Any]:
+    def litellm_kwargs(self, request: ModelRequest, messages: list[Message]) -> dict[str, Any]:
+        """The keyword arguments of `litellm.acompletion` for `request` (messages as sent)."""
         spec = self.spec
         kwargs: dict[str, Any] = {
             "model": spec.model,
@@ -160,6 +163,15 @@ class ModelClient:
     async def complete(self, request: ModelRequest) -> CallOutcome:
         """One answer or one error, after retrying transient errors with backoff; each HTTP try
         is a record of its own. No try starts once the run's stop is requested."""
+        outcome = await self._complete(request)
+        final = outcome.final
+        if final is not None and final.sent:
+            limited = sum(t.error_kind == ErrorKind.RATE_LIMIT for t in outcome.tries)
+            cost = sum(t.cost_usd or 0.0 for t in outcome.tries)
+            self.stats.record(ok=final.ok, cost_usd=cost, rate_limited=limited)
+        return outcome
+
+    async def _complete(self, request: ModelRequest) -> CallOutcome:
         outcome = CallOutcome()
         retries = 0
         # Images become data URLs now, once for every try, and off the loop (base64 is CPU).
@@ -201,7 +213,7 @@ class ModelClient:
         """One HTTP request under the whole-call deadline `timeout_s` (a server trickling bytes
         cannot stretch it) and the run's stop (which cancels it after the grace)."""
         started = time.monotonic()
-        call = asyncio.ensure_future(litellm.acompletion(**self._kwargs(request, messages)))
+        call = asyncio.ensure_future(litellm.acompletion(**self.litellm_kwargs(request, messages)))
         self.stop.track(call)
         try:
             await asyncio.wait({call}, timeout=self.spec.timeout_s)

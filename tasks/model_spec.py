@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import os
+from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 BASELINE_PROVIDER = "roadeval"
+
+
+class CallMode(StrEnum):
+    """How a model's requests are sent: one HTTP call each, or grouped through its provider's
+    batch API (OpenAI-style `/v1/files` + `/v1/batches`), usually at half price."""
+
+    ONLINE = "online"
+    BATCH = "batch"
 
 
 class MissingKeyError(ValueError):
@@ -26,6 +35,11 @@ class ModelSpec(BaseModel):
     params: dict[str, Any] = Field(default_factory=dict, description="decoding parameters")
     max_concurrency: int = Field(default=8, ge=1)
     rpm: float | None = Field(default=None, gt=0, description="requests per minute")
+    tpm: float | None = Field(
+        default=None,
+        gt=0,
+        description="tokens per minute (prompt + max output reserved, reconciled with the usage)",
+    )
     timeout_s: float = Field(
         default=120.0, gt=0, description="deadline for each whole request, however slow the reply"
     )
@@ -38,6 +52,13 @@ class ModelSpec(BaseModel):
     retry_backoff_s: float = Field(default=1.0, ge=0)
     input_cost_per_token: float | None = Field(default=None, ge=0)
     output_cost_per_token: float | None = Field(default=None, ge=0)
+    mode: CallMode = Field(default=CallMode.ONLINE, description="online calls or the batch API")
+    # Batch prices: these win; else the price map's batch prices; a batch model with neither
+    # is refused before any call rather than priced by a guess.
+    batch_input_cost_per_token: float | None = Field(default=None, ge=0)
+    batch_output_cost_per_token: float | None = Field(default=None, ge=0)
+    batch_size: int = Field(default=1000, ge=1, description="requests per submitted batch")
+    batch_poll_s: float = Field(default=30.0, gt=0, description="seconds between batch polls")
     suites: list[str] | None = Field(default=None, description="only these suites")
 
     @field_validator("model")
