@@ -72,7 +72,7 @@ def one_pass(api_base: str, items: list[Item], concurrency: int, chunk: int) -> 
             if plan_shard is None:
                 run_shard(shard, store)
                 continue
-            renders = render_items(suite, shard.items)
+            renders = render_items(suite, shard.items).renders
             run_shard(plan_shard(shard, renders, ResponseCache(store)), store)
         return time.perf_counter() - wall, time.process_time() - cpu
 

@@ -33,6 +33,7 @@ from roadeval.benchmarks.messages import ImageRef, Message, user_message
 from roadeval.benchmarks.output import ModelOutput
 from roadeval.benchmarks.suite import ItemScore, ParsedAnswer, ParseStatus, Suite
 from roadeval.storage.store import LocalStore
+from roadeval.tasks.gateway import ModelClient
 from roadeval.tasks.model_spec import ModelSpec
 from roadeval.tasks.remote_scoring import RemoteScoring, ScoreInput, ScoringConfig
 from roadeval.tasks.stopping import StopSignal
@@ -131,7 +132,7 @@ def main() -> None:
                 LocalStore(Path(folder)),
                 "bench",
                 StopSignal(),
-                judge=spec,
+                judge=ModelClient(spec),
             )
             suite = JudgedBench()
             asyncio.run(remote.score(suite, entries(4), judged=True))  # warm up workers, actor

@@ -58,7 +58,8 @@ def system_message(text: str) -> Message:
     return {"role": "system", "content": text}
 
 
-def _images(messages: Sequence[Message]) -> list[ImageRef]:
+def image_refs(messages: Sequence[Message]) -> list[ImageRef]:
+    """The images a conversation shows by reference, in order."""
     found: list[ImageRef] = []
     for message in messages:
         content = message.get("content")
@@ -72,7 +73,7 @@ def _images(messages: Sequence[Message]) -> list[ImageRef]:
 
 
 def has_images(messages: Sequence[Message]) -> bool:
-    return bool(_images(messages))
+    return bool(image_refs(messages))
 
 
 def encode_messages(messages: Sequence[Message]) -> list[Message]:

@@ -1,11 +1,17 @@
-"""Registries by decorator: suites by name, offline baselines by (name, suite, task)."""
+"""Registries by decorator: suites by name, offline baselines by (name, suite, task).
+
+The built-in suites are imported by name on first use (`benchmarks.builtin`), so that a run
+imports only the suites it evaluates.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from importlib import import_module
 from typing import Any, TypeVar
 
+from roadeval.benchmarks.builtin import ANY_SUITE_MODULES, BUILTIN_SUITES
 from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.suite import Suite
 
@@ -29,16 +35,17 @@ def register_suite(name: str) -> Callable[[S], S]:
 
 def get_suite(name: str, **options: Any) -> Suite:
     """A configured instance of the suite registered under `name`."""
-    _load_builtin()
+    _load_suite(name)
     if name not in _SUITES:
-        known = ", ".join(sorted(_SUITES)) or "none"
+        known = ", ".join(suite_names()) or "none"
         raise KeyError(f"unknown suite {name!r} (known: {known})")
     return _SUITES[name](**options)
 
 
 def suite_names() -> list[str]:
-    _load_builtin()
-    return sorted(_SUITES)
+    """Every suite that can be asked for: the built-in ones (not imported for this) and any
+    registered by other code."""
+    return sorted(set(BUILTIN_SUITES) | set(_SUITES))
 
 
 @dataclass(frozen=True)
@@ -112,7 +119,9 @@ ANY_SUITE = "*"
 
 
 def find_baseline(name: str, suite: str, task: str) -> Baseline | None:
-    _load_builtin()
+    _load_suite(suite)
+    for module in ANY_SUITE_MODULES:
+        import_module(module)
     for entry in [*_BASELINES.get((name, suite), []), *_BASELINES.get((name, ANY_SUITE), [])]:
         if entry.covers(task):
             return entry
@@ -124,9 +133,16 @@ def baseline_names() -> list[str]:
     return sorted({name for name, _ in _BASELINES})
 
 
+def _load_suite(name: str) -> None:
+    # Importing a built-in suite's package runs its decorators (the suite's and its baselines').
+    module = BUILTIN_SUITES.get(name)
+    if module is not None:
+        import_module(module)
+
+
 def _load_builtin() -> None:
-    # Importing the built-in suite packages runs their decorators.
-    from roadeval.benchmarks import builtin  # noqa: F401
+    for module in (*BUILTIN_SUITES.values(), *ANY_SUITE_MODULES):
+        import_module(module)
 
 
 def registry_snapshot() -> dict[str, Any]:

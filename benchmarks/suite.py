@@ -14,7 +14,7 @@ from roadeval.benchmarks.drawing import DrawJob
 from roadeval.benchmarks.errors import BadItemPolicy
 from roadeval.benchmarks.generation import GenerationSettings
 from roadeval.benchmarks.item import Item, MediaKind
-from roadeval.benchmarks.judging import Judge, JudgeReply
+from roadeval.benchmarks.judging import Judge, JudgeReply, JudgeRequest
 from roadeval.benchmarks.loading import LoadReport
 from roadeval.benchmarks.messages import ImageRef, Message, encode_messages
 from roadeval.benchmarks.output import ModelOutput
@@ -152,6 +152,12 @@ class Suite(ABC):
     def draw_job(self, item: Item) -> DrawJob | None:
         """What the render stage draws for this item (a point cloud's views), fanned out on
         Dask and content-addressed; None (the default) when the item's images need no drawing."""
+        return None
+
+    def judge_preview(self, item: Item, images: Sequence[ImageRef]) -> JudgeRequest | None:
+        """The judge request this item's answer will get, before the answer exists (its
+        candidate left empty), for estimates; None when the item is not judged. A judged suite
+        overrides it."""
         return None
 
     def heavy_scoring(self, item: Item) -> bool:

@@ -1,5 +1,5 @@
-"""The `roadeval` command line: run a panel or the demo, query the store, score predictions,
-check and render suites."""
+"""The `roadeval` command line: run a panel or the demo, run a campaign (dry run, budget), query
+the store, score predictions, check and render suites."""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 from importlib.resources import files
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from roadeval.flows.cli_app import app, consoles, fail, interrupted
+from roadeval.flows.cli_app import app, consoles, fail, interrupted, printable
 
 
 class _Terminated(Exception):
@@ -31,12 +31,16 @@ def _raise_terminated(_signum: int, _frame: object) -> None:
 
 @dataclass(frozen=True)
 class _Overrides:
-    """What the command line sets over the panel file."""
+    """What the command line sets over the panel file, and how the run goes."""
 
     store: str | None = None
     on_bad_item: str | None = None
     ray_address: str | None = None
     dask_address: str | None = None
+    prefect: bool = False
+    budget_usd: float | None = None
+    dry_run: bool = False
+    processes: int | None = None
 
 
 def _run_panel(panel_path: Path, overrides: _Overrides) -> None:
@@ -74,39 +78,80 @@ def _checked_panel(panel_path: Path, overrides: _Overrides) -> Any:
             panel = with_ray_address(panel, overrides.ray_address)
         if overrides.dask_address is not None:
             panel = with_dask_address(panel, overrides.dask_address)
+        if overrides.budget_usd is not None:
+            # The flag wins over the panel's `budget_usd`.
+            panel = panel.model_copy(update={"budget_usd": overrides.budget_usd})
+        if overrides.processes is not None:
+            panel = panel.model_copy(update={"processes": overrides.processes})
         check_before_run(panel, overrides.store)
     except (PanelError, StoreError, ValueError) as exc:
         fail(str(exc))
     return panel
 
 
+def _prepare_prefect(panel: Any) -> None:
+    """Start Prefect's temporary server (when no API is configured) while a thread imports the
+    flow, the call path and the panel's suites; both are needed before the flow starts."""
+    from roadeval.benchmarks.builtin import BUILTIN_SUITES
+    from roadeval.flows.prefect_api import start_temporary_prefect_api
+    from roadeval.flows.warmup import import_in_background
+
+    suites = (BUILTIN_SUITES[e.name] for e in panel.suites if e.name in BUILTIN_SUITES)
+    warming = import_in_background(
+        ("roadeval.flows.prefect_run", "roadeval.flows.run", *dict.fromkeys(suites))
+    )
+    # In this thread: the server is told to exit when the thread that started it ends.
+    start_temporary_prefect_api()
+    warming.join()
+    # The CLI reports a failed run itself (file, line, field); Prefect's copy of the same error
+    # as a traceback would bury that message. (Set once Prefect is imported: it sets them too.)
+    for name in ("prefect.flow_runs", "prefect.task_runs"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
 def _run_panel_once(panel_path: Path, overrides: _Overrides) -> None:
     panel = _checked_panel(panel_path, overrides)
     store = overrides.store
-    # Heavy imports (Prefect, LiteLLM) only when a run starts, so `--help` stays fast.
+    from roadeval.flows.orchestration import OrchestratorKind, choose
+    from roadeval.flows.warmup import import_in_background
+
+    try:
+        kind = choose(overrides.prefect)
+    except ValueError as exc:
+        fail(str(exc))
+    # LiteLLM takes seconds to import: under way now, while suites load.
+    import_in_background()
     from roadeval.benchmarks.errors import ItemError, SuiteSourceError
     from roadeval.flows.panel import RunStopped, evaluate_panel
-    from roadeval.flows.prefect_api import start_temporary_prefect_api
     from roadeval.storage.store import StoreError
-    from roadeval.tasks.report import print_report
 
-    # The CLI reports a failed run itself (file, line, field); Prefect's copy of the same error
-    # as a traceback would bury that message.
-    for name in ("prefect.flow_runs", "prefect.task_runs"):
-        logging.getLogger(name).setLevel(logging.CRITICAL)
     try:
-        start_temporary_prefect_api()
-        summary = evaluate_panel(panel, store)
+        if kind is OrchestratorKind.PREFECT:
+            _prepare_prefect(panel)
+        summary = evaluate_panel(
+            panel, store, prefect=kind is OrchestratorKind.PREFECT, dry_run=overrides.dry_run
+        )
     except RunStopped as stopped:
-        end = interrupted if stopped.reason.status == "interrupted" else fail
-        end(_stopped_message(stopped), stopped.reason.exit_code)
+        _end_stopped(stopped)
     except StoreError as exc:
         # A store that fails once the run is under way (it was writable at the start) fails
         # the run, as a full disk does: not bad input.
         fail(str(exc), 1)
     except (ItemError, SuiteSourceError, KeyError, ValueError) as exc:
         fail(exc.args[0] if exc.args else str(exc))
+    if overrides.dry_run:
+        from roadeval.flows.campaign import print_estimate
+
+        print_estimate(consoles.out, summary)
+        return
+    _report(summary)
+
+
+def _report(summary: Any) -> None:
+    from roadeval.tasks.report import print_report
+
     print_report(consoles.out, summary.metrics, summary.manifest)
+    _print_costs(summary)
     for suite in summary.manifest["suites"]:
         if suite["unknown_fields_message"]:
             consoles.err.print(
@@ -126,6 +171,33 @@ def _run_panel_once(panel_path: Path, overrides: _Overrides) -> None:
         raise typer.Exit(code=1)
 
 
+def _print_costs(summary: Any) -> None:
+    """The final cost table, read back from what the run landed."""
+    from roadeval.flows.cost_report import cost_lines, cost_table
+    from roadeval.storage.store import StoreError, open_store
+
+    try:
+        lines = cost_lines(open_store(summary.store_uri), summary.run_id)
+    except (StoreError, OSError) as exc:
+        consoles.err.print(f"[red]the cost table could not be read back: {printable(str(exc))}")
+        return
+    consoles.out.print(cost_table(lines))
+
+
+def _end_stopped(stopped: Any) -> NoReturn:
+    """Report a run that stopped before its end, and exit with the stop's code."""
+    from roadeval.flows.campaign import out_of_budget_block
+    from roadeval.tasks.budget import OUT_OF_BUDGET
+
+    status = stopped.reason.status
+    if status == OUT_OF_BUDGET:
+        _print_costs(stopped.summary)
+        consoles.err.print(out_of_budget_block(stopped.summary, printable(stopped.reason.message)))
+        raise typer.Exit(code=stopped.reason.exit_code)
+    end = interrupted if status == "interrupted" else fail
+    end(_stopped_message(stopped), stopped.reason.exit_code)
+
+
 def _stopped_message(stopped: Any) -> str:
     """One line: why the run stopped, what it kept, and how to go on."""
     totals = stopped.summary.manifest["totals"]
@@ -140,29 +212,107 @@ def _stopped_message(stopped: Any) -> str:
     return f"{stopped.reason.message}; no further model calls were made. {kept}; {run}."
 
 
-@app.command()
-def run(
-    panel: Annotated[Path, typer.Option("--panel", "-p", help="panel YAML file")],
-    store: Annotated[
-        str | None, typer.Option(help="store root: a folder or s3://bucket/prefix")
-    ] = None,
-    on_bad_item: Annotated[
-        str | None,
-        typer.Option(help="error | skip: what to do with malformed rows (overrides the panel)"),
-    ] = None,
-    ray_address: Annotated[
-        str | None,
-        typer.Option(help="score heavy items on this existing Ray cluster (overrides the panel)"),
-    ] = None,
-    dask_address: Annotated[
-        str | None,
-        typer.Option(help="draw point-cloud views on this Dask scheduler (overrides the panel)"),
-    ] = None,
-) -> None:
-    """Evaluate every suite of a panel with every model of it."""
+PanelOption = Annotated[Path, typer.Option("--panel", "-p", help="panel YAML file")]
+RunStoreOption = Annotated[
+    str | None, typer.Option(help="store root: a folder or s3://bucket/prefix")
+]
+OnBadItemOption = Annotated[
+    str | None,
+    typer.Option(help="error | skip: what to do with malformed rows (overrides the panel)"),
+]
+RayAddressOption = Annotated[
+    str | None,
+    typer.Option(help="score heavy items on this existing Ray cluster (overrides the panel)"),
+]
+DaskAddressOption = Annotated[
+    str | None,
+    typer.Option(help="draw point-cloud views on this Dask scheduler (overrides the panel)"),
+]
+PrefectOption = Annotated[
+    bool,
+    typer.Option(
+        "--prefect",
+        help="run as the Prefect flow evaluate-panel even with no PREFECT_API_URL (starts "
+        "Prefect's temporary server); with PREFECT_API_URL set, Prefect is used anyway",
+    ),
+]
+
+ProcessesOption = Annotated[
+    int | None,
+    typer.Option(
+        "--processes",
+        min=0,
+        help="answer in this many worker processes (0: in this one); by default one per core "
+        "when the run has 2,000 or more requests to send. Limits and budget hold over all",
+    ),
+]
+
+
+def _check_on_bad_item(on_bad_item: str | None) -> None:
     if on_bad_item is not None and on_bad_item not in ("error", "skip"):
         fail(f"--on-bad-item must be 'error' or 'skip', not {on_bad_item!r}")
-    _run_panel(panel, _Overrides(store, on_bad_item, ray_address, dask_address))
+
+
+@app.command()
+def run(
+    panel: PanelOption,
+    store: RunStoreOption = None,
+    on_bad_item: OnBadItemOption = None,
+    ray_address: RayAddressOption = None,
+    dask_address: DaskAddressOption = None,
+    prefect: PrefectOption = False,
+    processes: ProcessesOption = None,
+) -> None:
+    """Evaluate every suite of a panel with every model of it."""
+    _check_on_bad_item(on_bad_item)
+    _run_panel(
+        panel,
+        _Overrides(store, on_bad_item, ray_address, dask_address, prefect, processes=processes),
+    )
+
+
+@app.command()
+def campaign(
+    panel: PanelOption,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="plan and estimate the cost (landed, printed per model and suite); call no model",
+        ),
+    ] = False,
+    budget_usd: Annotated[
+        float | None,
+        typer.Option(
+            "--budget-usd",
+            help="a hard cap in USD, judge and retries included (overrides the panel's "
+            "budget_usd); the run stops before a request could cross it, exit code 3",
+        ),
+    ] = None,
+    store: RunStoreOption = None,
+    on_bad_item: OnBadItemOption = None,
+    ray_address: RayAddressOption = None,
+    dask_address: DaskAddressOption = None,
+    prefect: PrefectOption = False,
+    processes: ProcessesOption = None,
+) -> None:
+    """A run with cost controls: a dry-run estimate, or a hard dollar budget."""
+    _check_on_bad_item(on_bad_item)
+    if budget_usd is not None and not budget_usd > 0:
+        fail(f"--budget-usd must be a positive amount of USD, not {budget_usd:g}")
+    _run_panel(
+        panel,
+        _Overrides(
+            store,
+            on_bad_item,
+            ray_address,
+            dask_address,
+            prefect,
+            budget_usd,
+            dry_run=dry_run,
+            processes=processes,
+        ),
+    )
 
 
 @app.command()

@@ -9,11 +9,17 @@ from __future__ import annotations
 
 from roadeval.flows.panel_file import Panel
 from roadeval.storage.store import Store, open_store
+from roadeval.tasks.admission import budget_problems
+from roadeval.tasks.batch_checks import check_batch_models
 from roadeval.tasks.model_spec import MissingKeyError
 
 
 def check_before_run(panel: Panel, store_uri: str | None) -> Store:
-    """The run's store, writable; raises StoreError or MissingKeyError naming what is wrong."""
+    """The run's store, writable; raises StoreError, MissingKeyError or BatchModeError (a batch
+    model that cannot be sent or priced as a batch) naming what is wrong."""
+    check_batch_models(list(panel.all_models))
+    if panel.budget_usd is not None and (problems := budget_problems(panel.all_models)):
+        raise ValueError("; ".join(problems))
     store = open_store(store_uri or panel.store)
     store.probe_writable()
     missing = [message for spec in panel.all_models if (message := spec.missing_key)]

@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from roadeval.benchmarks.errors import BadItemPolicy, ItemError
-from roadeval.flows.stages import render_task
+from roadeval.flows.orchestration import Orchestrator
+from roadeval.flows.stages import RENDER_SUITE
 from roadeval.flows.suites import LoadedSuite
 from roadeval.storage.store import Store
 from roadeval.tasks.render import RenderReport, Renders
@@ -14,11 +15,11 @@ from roadeval.tasks.render_cluster import RenderConfig
 
 
 def render_suites(
-    loaded: list[LoadedSuite], store: Store, config: RenderConfig
+    loaded: list[LoadedSuite], store: Store, config: RenderConfig, orchestrator: Orchestrator
 ) -> dict[str, Renders]:
     """Renders per suite. An item whose input cannot be drawn stops the run (`on_bad_item:
     error`, after every other drawing is done and kept) or leaves it, listed (`skip`)."""
-    futures = {s.suite.name: render_task.submit(s, store, config) for s in loaded}
+    futures = {s.suite.name: orchestrator.submit(RENDER_SUITE, s, store, config) for s in loaded}
     reports: dict[str, RenderReport] = {name: future.result() for name, future in futures.items()}
     for suite in loaded:
         report = reports[suite.suite.name]

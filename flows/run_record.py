@@ -1,8 +1,9 @@
 """A run's life in the store, recorded from its first moment.
 
 A `running` event lands when the run starts, a heartbeat object is rewritten while it goes, and a
-last event (finished, failed or interrupted, with its counts) lands when it ends. A run killed
-before its last event keeps `running` with a heartbeat that stops; readers call it `died`.
+last event (finished, failed, interrupted, out_of_budget, or planned for a dry run, with its
+counts) lands when it ends. A run killed before its last event keeps `running` with a heartbeat
+that stops; readers call it `died`.
 """
 
 from __future__ import annotations
@@ -26,6 +27,10 @@ class RunStatus:
     FINISHED = "finished"
     FAILED = "failed"
     INTERRUPTED = "interrupted"
+    # Stopped by its budget (`tasks.budget.OUT_OF_BUDGET`): what was answered is landed.
+    OUT_OF_BUDGET = "out_of_budget"
+    # A dry run: planned and estimated, no model called.
+    PLANNED = "planned"
 
 
 def manifest_key(run_id: str) -> str:
@@ -88,6 +93,7 @@ class RunRecord:
             cost_usd=totals.get("cost_usd", 0.0),
             message=message,
             manifest_json=json.dumps(manifest, ensure_ascii=False),
+            orchestrator=manifest.get("orchestrator"),
         )
         land(self.store, f"{self.run_id}-event-{self._seq:03d}", [Part("run_events", [row])])
         self._seq += 1

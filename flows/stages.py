@@ -1,58 +1,83 @@
-"""The run's stages as Prefect tasks: thin wrappers around plain functions, one per coarse unit
-(a suite to load or render, a shard to plan or answer), never one per item."""
+"""The run's stages: plain functions, one per coarse unit (a suite to load or render, a shard to
+plan or answer), never one per item. An orchestrator runs them (`flows.orchestration`): Prefect
+as tasks of the same names, or this process's threads.
+
+Heavy modules (LiteLLM through the gateway, the shard code) are imported inside the stages that
+need them, so that loading suites can go on while they import.
+"""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
-from prefect import task
-from prefect.cache_policies import NO_CACHE
-
+from roadeval.flows.orchestration import Stage
 from roadeval.flows.panel_file import Panel
 from roadeval.flows.suites import LoadedSuite, load_entry
 from roadeval.storage.landing import Part, land
 from roadeval.storage.store import Store
-from roadeval.tasks.gateway import ModelClient
-from roadeval.tasks.plan import Shard, ShardPlan, plan_rows, plan_shard
-from roadeval.tasks.remote_scoring import RemoteScoring
-from roadeval.tasks.render import RenderReport, Renders, render_items
-from roadeval.tasks.render_cluster import RenderConfig
-from roadeval.tasks.response_cache import ResponseCache
-from roadeval.tasks.shard import ShardResult, run_shard
+
+if TYPE_CHECKING:
+    from roadeval.tasks.answer_workers import AnswerWorkers
+    from roadeval.tasks.gateway import ModelClient
+    from roadeval.tasks.plan import Shard, ShardPlan
+    from roadeval.tasks.remote_scoring import RemoteScoring
+    from roadeval.tasks.render import RenderReport, Renders
+    from roadeval.tasks.render_cluster import RenderConfig
+    from roadeval.tasks.shard import ShardResult
 
 
-@task(name="load-suite", cache_policy=NO_CACHE)
-def load_suite_task(panel: Panel, index: int) -> LoadedSuite:
+def load_suite(panel: Panel, index: int) -> LoadedSuite:
     return load_entry(panel, panel.suites[index])
 
 
-@task(name="render-suite", cache_policy=NO_CACHE, task_run_name="render/{loaded.suite.name}")
-def render_task(loaded: LoadedSuite, store: Store, config: RenderConfig) -> RenderReport:
+def render_suite(loaded: LoadedSuite, store: Store, config: RenderConfig) -> RenderReport:
+    from roadeval.tasks.render import render_items
+
     return render_items(loaded.suite, loaded.items, store, config)
 
 
-@task(
-    name="plan-shard",
-    cache_policy=NO_CACHE,
-    task_run_name="plan/{shard.suite.name}/{shard.client.spec.label}/{shard.index}",
-)
-def plan_task(shard: Shard, renders: Renders, store: Store) -> ShardPlan:
-    return plan_shard(shard, renders, ResponseCache(store))
+def plan_shard(shard: Shard, renders: Renders, store: Store) -> ShardPlan:
+    from roadeval.tasks.plan import plan_shard as plan
+    from roadeval.tasks.response_cache import ResponseCache
+
+    return plan(shard, renders, ResponseCache(store))
 
 
-@task(
-    name="answer-shard",
-    cache_policy=NO_CACHE,
-    task_run_name="{plan.shard.suite.name}/{plan.shard.client.spec.label}/{plan.shard.index}",
-)
-def answer_task(
-    plan: ShardPlan, store: Store, judge: ModelClient | None, remote: RemoteScoring | None
+def answer_shard(
+    plan: ShardPlan,
+    store: Store,
+    judge: ModelClient | None,
+    remote: RemoteScoring | None,
+    workers: AnswerWorkers | None = None,
 ) -> ShardResult:
+    """Answer one shard: in an answer worker process when the run spreads its calls and the
+    shard can go (see `AnswerWorkers.can_take`), else here."""
+    from roadeval.tasks.shard import run_shard
+
+    if workers is not None and workers.can_take(plan, remote):
+        return workers.run(plan, store, judge)
     return run_shard(plan, store, judge, remote)
+
+
+# The names are Prefect's task names and task-run names (templates over each stage's parameters).
+LOAD_SUITE = Stage("load-suite", load_suite)
+RENDER_SUITE = Stage("render-suite", render_suite, "render/{loaded.suite.name}")
+PLAN_SHARD = Stage(
+    "plan-shard", plan_shard, "plan/{shard.suite.name}/{shard.client.spec.label}/{shard.index}"
+)
+ANSWER_SHARD = Stage(
+    "answer-shard",
+    answer_shard,
+    "{plan.shard.suite.name}/{plan.shard.client.spec.label}/{plan.shard.index}",
+)
+STAGES = (LOAD_SUITE, RENDER_SUITE, PLAN_SHARD, ANSWER_SHARD)
 
 
 def land_plan(store: Store, run_id: str, plans: list[ShardPlan], judge: ModelClient | None) -> None:
     """The run's plan as one landing, before its first call, partitioned by suite x model."""
+    from roadeval.tasks.plan import plan_rows
+
     now = datetime.now(UTC)
     parts: dict[tuple[str, str], list[object]] = {}
     for plan in plans:

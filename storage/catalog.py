@@ -26,6 +26,23 @@ DERIVED_VIEWS: dict[str, str] = {
         "try_number, tokens_in, tokens_out, cost_usd, original_cost_usd, may_be_billed, cached, "
         "origin_run_id, error_kind, created_at from responses"
     ),
+    # The ledger's totals per run, model, suite and role: HTTP requests sent (retries
+    # included; a call skipped as unreachable was not sent), answers reused, tokens, USD this
+    # run, and the sent requests whose cost is not known: `unknown_cost` (no price: cost_usd
+    # null) and `may_be_billed` (a timeout or cut-off reply, recorded at 0 but possibly billed).
+    # Where either is above 0, cost_usd is a floor.
+    "cost_totals": (
+        "select run_id, model, suite, role, "
+        "count(*) filter (where not cached and try_number > 0) as requests, "
+        "count(*) filter (where cached) as cached, "
+        "coalesce(sum(tokens_in) filter (where not cached), 0) as tokens_in, "
+        "coalesce(sum(tokens_out) filter (where not cached), 0) as tokens_out, "
+        "coalesce(sum(cost_usd), 0) as cost_usd, "
+        "count(*) filter (where not cached and try_number > 0 and cost_usd is null) "
+        "as unknown_cost, "
+        "count(*) filter (where may_be_billed) as may_be_billed "
+        "from responses group by run_id, model, suite, role"
+    ),
 }
 
 # Statements that only read; anything else (COPY, ATTACH, CREATE, SET, INSTALL, ...) is refused.

@@ -132,6 +132,37 @@ class PlanRow(AboutItem):
     created_at: datetime
 
 
+@table("estimates")
+@dataclass(frozen=True)
+class EstimateRow:
+    """A dry run's cost estimate for one suite x model x role (answer or judge), from the plan,
+    before any call. `expected` is every first attempt not yet answered (and, for the judge, one
+    call per answer still to come), each billed its full input and every output token it may
+    ask for; `worst` adds every re-ask the protocol may make and a judge call for every judged
+    item. `retry_bound_usd` is (num_retries + 1) x worst: retries after a timeout or a cut-off
+    reply may each be billed. USD columns are null when the model is unpriced or its output
+    unbounded (no max_tokens known): never 0 for an unknown."""
+
+    run_id: str
+    suite: str
+    model: str
+    role: str
+    requests: int
+    requests_worst: int
+    answered: int
+    tokens_in: int
+    tokens_in_worst: int
+    tokens_out_max: int | None
+    tokens_out_worst: int | None
+    expected_usd: float | None
+    worst_usd: float | None
+    retry_bound_usd: float | None
+    priced: bool
+    price_source: str
+    image_rule: str
+    created_at: datetime
+
+
 @table("responses")
 @dataclass(frozen=True)
 class ResponseRow(AboutItem):
@@ -266,6 +297,8 @@ class RunEventRow:
     cost_usd: float
     message: str | None
     manifest_json: str
+    # Who ran the stages: "prefect" or "inline" (None in runs recorded before it was kept).
+    orchestrator: str | None = None
 
 
 # The run counts that are columns of `run_events` (and so of the `runs` view), as n_<name>.

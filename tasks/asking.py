@@ -15,8 +15,10 @@ from dataclasses import replace
 from typing import TypeVar
 
 from roadeval.storage.store import StoreError, describe_store_error
+from roadeval.tasks.batch_mode import batcher_for
 from roadeval.tasks.claims import Lease, RequestClaims
 from roadeval.tasks.gateway import CallOutcome, ModelClient
+from roadeval.tasks.model_spec import CallMode
 from roadeval.tasks.request import ModelCall, ModelRequest
 from roadeval.tasks.response_cache import ResponseCache
 from roadeval.tasks.stopping import StopReason
@@ -55,6 +57,10 @@ class Asker:
     async def ask_unanswered(self, request: ModelRequest) -> CallOutcome:
         """`ask` for a request already looked up and not found (by the plan): no second look
         before claiming it; the claim's own check catches an answer kept since."""
+        if self.client.spec.mode is CallMode.BATCH:
+            # Grouped into the provider's batches (which keep their answers and are recorded
+            # in the store, so no run pays twice for them); no per-request claims.
+            return await batcher_for(self.client, self.cache).submit(request)
         if self.claims is None:
             return await self._call_and_keep(request)
         return await self._ask_claimed(request, self.claims)

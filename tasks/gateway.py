@@ -23,15 +23,18 @@ from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.messages import Message, encode_messages, has_images
 from roadeval.benchmarks.registry import BaselineCall
 from roadeval.tasks import baseline_provider
+from roadeval.tasks.admission import Admitting, Gate, UnboundedCost
+from roadeval.tasks.budget import Budget, Reservation
 from roadeval.tasks.call_errors import RETRYABLE, classify, retry_after_s
 from roadeval.tasks.call_stats import CallStats
-from roadeval.tasks.limits import CallLimiter
+from roadeval.tasks.limits import OverLimit
 from roadeval.tasks.model_spec import MissingKeyError, ModelSpec
+from roadeval.tasks.pricing import cost_of_usage
 from roadeval.tasks.provider_output import read_output
 from roadeval.tasks.reachability import Reachability
 from roadeval.tasks.request import ErrorKind, ModelCall, ModelRequest, normalize_api_base
 from roadeval.tasks.secrets import Redactor
-from roadeval.tasks.stopping import StopSignal
+from roadeval.tasks.stopping import StopReason, StopSignal
 
 T = TypeVar("T")
 
@@ -92,15 +95,19 @@ class ModelClient:
         stop: StopSignal | None = None,
         redact: Redactor | None = None,
         run_id: str | None = None,
+        budget: Budget | None = None,
+        gate: Admitting | None = None,
     ) -> None:
         self.spec = spec
+        self.budget = budget
         self.api_base = normalize_api_base(spec.api_base)
-        self.limiter = CallLimiter(spec.max_concurrency, spec.rpm)
+        self.stop = stop or StopSignal()
+        # This process's own gate, unless the run's authority holds the model's (`gate`).
+        self.gate: Admitting = gate if gate is not None else Gate(spec, self.stop, budget)
         # Requests being asked at once (claimed, called, kept): no more than can be in flight,
         # so that a run claims only what it is about to send and leaves the rest to others.
         self.asking = asyncio.Semaphore(spec.max_concurrency)
         self.reachability = Reachability(spec.unreachable_after_s)
-        self.stop = stop or StopSignal()
         self.redact = redact or Redactor.from_environment([spec.api_key_env or ""])
         self.run_id = run_id
         self.stats = CallStats(spec.label)
@@ -113,6 +120,7 @@ class ModelClient:
         item: Item | None = None,
         settings: GenerationSettings | None = None,
         role: str = "answer",
+        tokens_in_est: int | None = None,
     ) -> ModelRequest:
         """The request this model is sent: the messages at an attempt, with the protocol's
         settings merged under the panel's params (see `benchmarks.generation`)."""
@@ -124,7 +132,24 @@ class ModelClient:
             api_base=self.api_base,
             role=role,
             item=item,
+            tokens_in_est=tokens_in_est,
         )
+
+    def __reduce__(self) -> tuple[Any, tuple[ModelSpec]]:
+        # Sent to an answer worker, a client becomes that process's client of the same model,
+        # admitted by the run's authority (nothing of this process's state crosses).
+        from roadeval.tasks.answer_workers import client_in_worker
+
+        return client_in_worker, (self.spec,)
+
+    def reserve_for(self, request: ModelRequest) -> Reservation | None:
+        """Hold the request's worst-case cost against the run's budget now (a batch about to be
+        submitted); None when the run has no budget; BudgetExhausted when it would cross it."""
+        return self.gate.reserve_now(request)
+
+    def settle(self, reservation: Reservation | None, cost_usd: float | None) -> None:
+        """A `reserve_for` reservation ended at `cost_usd` (None: unknown, worst case kept)."""
+        self.gate.settle(reservation, cost_usd)
 
     def litellm_kwargs(self, request: ModelRequest, messages: list[Message]) -> dict[str, Any]:
         """The keyword arguments of `litellm.acompletion` for `request` (messages as sent)."""
@@ -182,15 +207,28 @@ class ModelClient:
             if self.stop.requested:
                 outcome.stopped = True
                 return outcome
-            async with self.limiter:
-                # Checked with a slot held: calls queued behind a failing one see the verdict.
-                if self.reachability.unreachable:
-                    outcome.tries.append(self._unreachable(request))
-                    return outcome
+            try:
+                held = await self.gate.enter(request)
+            except OverLimit as over:
+                outcome.tries.append(self._error(request, 0, ErrorKind.OVER_LIMIT, str(over), 0.0))
+                return outcome
+            except UnboundedCost as unbounded:
+                # A panel the budget cannot cover: every request would fail alike.
+                self.stop.request(StopReason(str(unbounded), 2, "failed"))
+                outcome.stopped = True
+                return outcome
+            if held is None:
+                outcome.stopped = True
+                return outcome
+            # Checked with a slot held: calls queued behind a failing one see the verdict.
+            if self.reachability.unreachable or self.stop.requested:
+                self.gate.leave(held, 0.0)
                 if self.stop.requested:
                     outcome.stopped = True
-                    return outcome
-                response, exc = await self._try(request, sent, retries + 1)
+                else:
+                    outcome.tries.append(self._unreachable(request))
+                return outcome
+            response, exc = await self._try_through(held, request, sent, retries + 1)
             outcome.tries.append(response)
             if response.ok:
                 self.reachability.succeeded()
@@ -207,9 +245,32 @@ class ModelClient:
             self.reachability.gave_up(kind)
             return outcome
 
+    async def _try_through(
+        self, held: Any, request: ModelRequest, messages: list[Message], number: int
+    ) -> tuple[ModelCall, BaseException | None]:
+        """One try, then out of the gate with what it cost and what the provider said."""
+        response: ModelCall | None = None
+        exc: BaseException | None = None
+        headers: dict[str, str] | None = None
+        try:
+            response, exc, headers = await self._try(request, messages, number)
+        finally:
+            if response is None:  # cancelled: nothing is known of what it may cost
+                self.gate.leave(held, None)
+            else:
+                output = response.output
+                self.gate.leave(
+                    held,
+                    _try_cost(response),
+                    prompt_tokens=output.tokens_in if output is not None else None,
+                    headers=headers,
+                    retry_after_s=retry_after_s(exc) if exc is not None else None,
+                )
+        return response, exc
+
     async def _try(
         self, request: ModelRequest, messages: list[Message], number: int
-    ) -> tuple[ModelCall, BaseException | None]:
+    ) -> tuple[ModelCall, BaseException | None, dict[str, str] | None]:
         """One HTTP request under the whole-call deadline `timeout_s` (a server trickling bytes
         cannot stretch it) and the run's stop (which cancels it after the grace)."""
         started = time.monotonic()
@@ -225,16 +286,20 @@ class ModelClient:
             call.cancel()
             await asyncio.gather(call, return_exceptions=True)
             message = f"no complete reply within timeout_s={self.spec.timeout_s:g} s"
-            return self._error(request, number, ErrorKind.TIMEOUT, message, latency), None
+            return self._error(request, number, ErrorKind.TIMEOUT, message, latency), None, None
         exc = None if call.cancelled() else call.exception()
         if exc is None and not call.cancelled():
-            return self._success(request, number, call.result(), latency), None
+            result = call.result()
+            headers = (getattr(result, "_hidden_params", None) or {}).get("headers")
+            return self._success(request, number, result, latency), None, headers
         if self.stop.aborted:
             message = "cancelled in flight: the run was stopped"
-            return self._error(request, number, ErrorKind.INTERRUPTED, message, latency), exc
+            error = self._error(request, number, ErrorKind.INTERRUPTED, message, latency)
+            return error, exc, None
         assert exc is not None
         message = f"{type(exc).__name__}: {exc}"
-        return self._error(request, number, classify(exc), message, latency), exc
+        error = self._error(request, number, classify(exc), message, latency)
+        return error, exc, _error_headers(exc)
 
     async def _sleep_unless_stopped(self, seconds: float) -> None:
         deadline = time.monotonic() + seconds
@@ -276,16 +341,21 @@ class ModelClient:
         )
 
     def _cost(self, response: Any) -> float | None:
+        """LiteLLM's own figure when it priced the call (its map, or the panel's prices passed
+        with the call); else the usage at our prices, or None for a model nobody prices.
+        Never `completion_cost` again: LiteLLM has already run it once per call."""
         if self.spec.is_baseline:
             return 0.0
         hidden = getattr(response, "_hidden_params", {}) or {}
         cost = hidden.get("response_cost")
         if cost is not None:
             return float(cost)
-        try:
-            return float(litellm.completion_cost(completion_response=response))
-        except Exception:
-            return None
+        usage = getattr(response, "usage", None)
+        return cost_of_usage(
+            self.spec,
+            getattr(usage, "prompt_tokens", None),
+            getattr(usage, "completion_tokens", None),
+        )
 
     def _error(
         self, request: ModelRequest, number: int, kind: str, message: str, latency: float
@@ -304,3 +374,23 @@ class ModelClient:
             origin_run_id=self.run_id,
             role=request.role,
         )
+
+
+def _try_cost(call: ModelCall) -> float | None:
+    """What one try cost: its answer's price; nothing for a refusal; unknown (None) for a try
+    the provider may bill although no answer came back (a timeout, a cut-off reply)."""
+    if call.ok:
+        return call.cost_usd
+    return None if call.may_be_billed else 0.0
+
+
+def _error_headers(exc: BaseException) -> dict[str, str] | None:
+    """The provider's response headers on a failed call (a 429's rate-limit headers)."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    try:
+        return {str(k).lower(): str(v) for k, v in headers.items()}
+    except Exception:
+        return None

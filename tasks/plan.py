@@ -15,11 +15,12 @@ from datetime import datetime
 from typing import Any
 
 from roadeval.benchmarks.item import Item
-from roadeval.benchmarks.messages import ImageRef, Message, message_text
+from roadeval.benchmarks.messages import ImageRef, Message
 from roadeval.benchmarks.suite import Suite
 from roadeval.storage.records import PlanRow
 from roadeval.tasks.gateway import ModelClient
 from roadeval.tasks.request import ModelCall, ModelRequest
+from roadeval.tasks.request_tokens import input_tokens, text_tokens
 from roadeval.tasks.response_cache import ResponseCache
 
 
@@ -61,10 +62,7 @@ def estimate_prompt_tokens(client: ModelClient, messages: Sequence[Message]) -> 
     counted apart); None for a model that costs nothing, where no estimate is needed."""
     if client.spec.is_baseline:
         return None
-    import litellm
-
-    text = message_text(messages)
-    return int(litellm.token_counter(model=client.spec.model, text=text))
+    return text_tokens(client.spec.model, messages)
 
 
 def plan_item(
@@ -73,14 +71,14 @@ def plan_item(
     suite, client = shard.suite, shard.client
     messages = suite.prompt(item, images)
     settings = suite.generation_for(item)
+    text = estimate_prompt_tokens(client, messages)
+    tokens_in = None if text is None else input_tokens(client.spec.model, messages, text)
     requests = tuple(
-        client.request(messages, attempt, item=item, settings=settings)
+        client.request(messages, attempt, item=item, settings=settings, tokens_in_est=tokens_in)
         for attempt in range(1, suite.max_attempts + 1)
     )
     stored = _stored(requests, cache)
-    return PlannedItem(
-        item, requests, stored, len(images), estimate_prompt_tokens(client, messages)
-    )
+    return PlannedItem(item, requests, stored, len(images), text)
 
 
 def _stored(requests: Sequence[ModelRequest], cache: ResponseCache) -> tuple[ModelCall | None, ...]:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -28,6 +28,10 @@ from roadeval.storage.store import Store
 from roadeval.tasks.model_spec import ModelSpec
 from roadeval.tasks.request import ModelCall
 from roadeval.tasks.stopping import StopSignal
+
+if TYPE_CHECKING:
+    from roadeval.tasks.authority import AuthorityAddress, AuthorityServer
+    from roadeval.tasks.gateway import ModelClient
 
 # Ray's own object store, kept small: batches are items and scores, not images.
 OBJECT_STORE_BYTES = 256 * 2**20
@@ -98,9 +102,18 @@ def score_batch(suite: Suite, batch: Sequence[ScoreInput], judge: Any) -> list[S
 class JudgeService:
     """(A Ray actor.) The judge model's one gateway for every worker of the run."""
 
-    def __init__(self, spec: ModelSpec, store: Store, run_id: str, key: str | None) -> None:
+    def __init__(
+        self,
+        spec: ModelSpec,
+        store: Store,
+        run_id: str,
+        key: str | None,
+        authority: AuthorityAddress | None = None,
+        budgeted: bool = False,
+    ) -> None:
         from roadeval.tasks import baseline_provider
         from roadeval.tasks.asking import Asker
+        from roadeval.tasks.authority import AuthorityLink, RemoteGate
         from roadeval.tasks.claims import RequestClaims
         from roadeval.tasks.gateway import ModelClient
         from roadeval.tasks.response_cache import ResponseCache
@@ -111,7 +124,13 @@ class JudgeService:
             os.environ[spec.api_key_env] = key
         baseline_provider.install()
         redact = Redactor.from_environment([spec.api_key_env or ""])
-        self.client = ModelClient(spec, stop=StopSignal(), redact=redact, run_id=run_id)
+        stop = StopSignal()
+        # The judge's limits and the run's budget are the driver's: asked through its authority.
+        gate = None
+        if authority is not None:
+            tokens = budgeted or spec.tpm is not None
+            gate = RemoteGate(spec, AuthorityLink(authority, stop), budgeted, tokens)
+        self.client = ModelClient(spec, stop=stop, redact=redact, run_id=run_id, gate=gate)
         claims = None if spec.is_baseline else RequestClaims(store, run_id)
         self.asker = Asker(self.client, ResponseCache(store), claims)
 
@@ -138,13 +157,16 @@ class RemoteScoring:
         store: Store,
         run_id: str,
         stop: StopSignal,
-        judge: ModelSpec | None = None,
+        judge: ModelClient | None = None,
     ) -> None:
         self.config = config
         self.store = store
         self.run_id = run_id
         self.stop = stop
-        self.judge_spec = judge
+        self.judge_client = judge
+        self.judge_spec = judge.spec if judge is not None else None
+        self._authority: AuthorityServer | None = None
+        self._making_actor: asyncio.Lock | None = None
         self._started_ray = False
         self._judge: Any = None
         self._score_batch: Any = None
@@ -174,22 +196,39 @@ class RemoteScoring:
                 self._score_batch = ray.remote(score_batch)
         return ray
 
-    def _judge_actor(self, ray: Any) -> Any:
-        with self._lock:
-            if self._judge is None and self.judge_spec is not None:
-                spec = self.judge_spec
-                key = os.environ.get(spec.api_key_env) if spec.api_key_env else None
-                # Async methods: the actor serves every worker's judge calls concurrently.
-                actor = ray.remote(JudgeService).options(max_concurrency=1000)
-                self._judge = actor.remote(spec, self.store, self.run_id, key)
+    async def _judge_actor(self, ray: Any) -> Any:
+        # On the gateway loop, like every shard's scoring: the one place the actor is made.
+        if self._making_actor is None:
+            self._making_actor = asyncio.Lock()
+        async with self._making_actor:
+            if self._judge is None and self.judge_client is not None:
+                self._judge = await self._new_judge_actor(ray, self.judge_client)
         return self._judge
+
+    async def _new_judge_actor(self, ray: Any, client: ModelClient) -> Any:
+        from roadeval.tasks.admission import Gate
+        from roadeval.tasks.authority import AuthorityServer
+
+        spec = client.spec
+        key = os.environ.get(spec.api_key_env) if spec.api_key_env else None
+        authority = None
+        budgeted = False
+        if isinstance(client.gate, Gate):
+            # Machines of a cluster reach the driver at its node address; a local Ray, here.
+            host = "127.0.0.1" if self._started_ray else ray.util.get_node_ip_address()
+            self._authority = AuthorityServer({spec.label: client.gate}, self.stop, host)
+            authority = await self._authority.start()
+            budgeted = client.gate.budget is not None
+        # Async methods: the actor serves every worker's judge calls concurrently.
+        actor = ray.remote(JudgeService).options(max_concurrency=1000)
+        return actor.remote(spec, self.store, self.run_id, key, authority, budgeted)
 
     async def score(
         self, suite: Suite, entries: Sequence[ScoreInput], judged: bool
     ) -> list[ScoreOutput]:
         """Scores for `entries`, in order, computed on the cluster in batches."""
         ray = self._ray()
-        judge = self._judge_actor(ray) if judged else None
+        judge = await self._judge_actor(ray) if judged else None
         size = self.config.batch_size
         refs = [
             self._score_batch.remote(suite, list(entries[start : start + size]), judge)
@@ -212,6 +251,9 @@ class RemoteScoring:
 
     def close(self) -> None:
         """Shut down Ray if this run started it (a cluster or a session's Ray stays)."""
+        if self._authority is not None:
+            self._authority.close_from_any_thread()
+            self._authority = None
         if self._started_ray:
             import ray
 

@@ -26,6 +26,9 @@ class ModelRequest:
     # Routing only (who asks, for which item); not part of the request key.
     role: str = "answer"
     item: Item | None = field(default=None, compare=False, repr=False)
+    # Input tokens (text and images) as the provider will count them, when the plan counted
+    # them: what the limits and the budget reserve before the request is sent.
+    tokens_in_est: int | None = field(default=None, compare=False, repr=False)
 
     @property
     def suite(self) -> str:
@@ -90,6 +93,7 @@ class ErrorKind:
     AUTH = "auth"
     EMPTY = "empty_response"
     UNREACHABLE = "model_unreachable"  # not sent: the model was declared unreachable
+    OVER_LIMIT = "over_limit"  # not sent: it needs more tokens than the model's whole tpm
     INTERRUPTED = "interrupted"  # cancelled in flight because the run was stopped
     OTHER = "other"
 

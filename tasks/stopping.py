@@ -30,8 +30,12 @@ class StopReason:
 
     message: str
     exit_code: int
-    # "interrupted" for a signal, "failed" for a fault that makes going on pointless.
+    # "interrupted" for a signal, "failed" for a fault that makes going on pointless,
+    # "out_of_budget" when the next request could cross the run's budget.
     status: str
+    # Let the requests in flight finish rather than cancel them after the grace: a budget stop
+    # has already reserved what they can cost, and cancelling would lose answers being paid for.
+    drain: bool = False
 
 
 class StopSignal:
@@ -63,6 +67,10 @@ class StopSignal:
         if loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(self._abort if again else self._schedule_abort)
 
+    @property
+    def draining(self) -> bool:
+        return self.reason is not None and self.reason.drain
+
     def track(self, call: asyncio.Future[object]) -> None:
         """Register a request in flight (on the gateway loop) so that an abort can cancel it."""
         with self._lock:
@@ -77,6 +85,8 @@ class StopSignal:
             self._schedule_abort()
 
     def _schedule_abort(self) -> None:
+        if self.draining:
+            return
         if not self._abort_scheduled:
             self._abort_scheduled = True
             asyncio.get_running_loop().call_later(self.grace_s, self._abort)

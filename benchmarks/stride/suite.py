@@ -11,12 +11,12 @@ from typing import Any, ClassVar
 from roadeval.benchmarks.errors import BadItemPolicy
 from roadeval.benchmarks.generation import GenerationSettings
 from roadeval.benchmarks.item import Item
-from roadeval.benchmarks.judging import Judge
+from roadeval.benchmarks.judging import Judge, JudgeRequest
 from roadeval.benchmarks.loading import LoadReport
 from roadeval.benchmarks.messages import ImageRef
 from roadeval.benchmarks.output import ModelOutput
 from roadeval.benchmarks.registry import register_suite
-from roadeval.benchmarks.stride.judge import candidate_answer
+from roadeval.benchmarks.stride.judge import candidate_answer, judge_request
 from roadeval.benchmarks.stride.loader import load_items
 from roadeval.benchmarks.stride.mcq import read_choice
 from roadeval.benchmarks.stride.predictions import score_prediction_file
@@ -76,6 +76,11 @@ class StrideSuite(Suite):
 
     def prompt(self, item: Item, images: Sequence[ImageRef]) -> list[Message]:
         return build_messages(item, images)
+
+    def judge_preview(self, item: Item, images: Sequence[ImageRef]) -> JudgeRequest | None:
+        if item_kind(item) is not Kind.JUDGED:
+            return None
+        return judge_request(images, item.question, str(item.reference), "")
 
     def parse(self, item: Item, output: ModelOutput) -> ParsedAnswer:
         kind = item_kind(item)

@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.stats import chisquare
 
 from roadeval.benchmarks.item import Item, MediaKind
 from roadeval.benchmarks.trip.taxonomy import CAPABILITIES, LETTERS, ROLES, Modality
@@ -157,6 +155,9 @@ def check_answer_balance(items: Sequence[Item]) -> list[QualityFinding]:
     one of the two is a warning (a small set off by chance, or a large one skewed a little)."""
     if len(items) < MIN_ITEMS_FOR_BALANCE:
         return []
+    # scipy only for `roadeval qc`: a run imports this module with its suite and never checks.
+    from scipy.stats import chisquare
+
     counts = Counter(item.reference for item in items)
     observed = [counts.get(letter, 0) for letter in LETTERS]
     p_value = float(chisquare(observed).pvalue)
@@ -232,6 +233,8 @@ def _trigrams(text: str) -> set[str]:
 
 def _jaccard_matrix(gram_sets: list[set[str]]) -> np.ndarray:
     """Pairwise Jaccard similarity of sets, through one sparse product (fast for ~1000 items)."""
+    from scipy.sparse import csr_matrix
+
     vocabulary: dict[str, int] = {}
     rows: list[int] = []
     columns: list[int] = []

@@ -1,14 +1,19 @@
 """A real OpenAI-compatible HTTP server on 127.0.0.1 for tests, answering each model by a rule.
 
 A rule can also make the server misbehave the ways real endpoints do: slow replies, error statuses,
-dropped connections, truncated bodies and bodies trickled out a few bytes at a time.
+dropped connections, truncated bodies and bodies trickled out a few bytes at a time. A model can
+also be rate-limited as OpenAI does it (`server.limits[model] = ServerLimits(rpm=..., tpm=...)`):
+429 with Retry-After past the limit, `x-ratelimit-*` headers on every reply, and the exact peak of
+every 60-second window recorded, so a test can assert that a client never broke a limit.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -36,6 +41,147 @@ class Reply:
     trickle_s: float = 0.05
     # Per output token: (token, logprob, [(alternative, logprob), ...]), sent as OpenAI does.
     logprobs: list[tuple[str, float, list[tuple[str, float]]]] | None = None
+
+
+@dataclass(frozen=True)
+class ServerLimits:
+    """A model's limits as a provider enforces them, over a sliding window of `window_s` seconds.
+
+    A request's tokens are what OpenAI counts against a limit: the reply's prompt tokens plus the
+    request's `max_tokens` (or `max_completion_tokens`; 0 if neither). With `enforce=False` the
+    server only counts (headers and peaks) and never answers 429, so a test can check that a
+    client kept to a limit by itself.
+    """
+
+    rpm: int | None = None
+    tpm: int | None = None
+    enforce: bool = True
+    window_s: float = 60.0
+
+    def __post_init__(self) -> None:
+        if self.rpm is None and self.tpm is None:
+            raise ValueError("ServerLimits needs rpm, tpm or both")
+        for name, value in (("rpm", self.rpm), ("tpm", self.tpm), ("window_s", self.window_s)):
+            if value is not None and value <= 0:
+                raise ValueError(f"ServerLimits.{name} must be positive, not {value!r}")
+
+
+@dataclass(frozen=True)
+class WindowPeaks:
+    """The most admitted requests and admitted tokens seen in any one window of a model."""
+
+    requests: int
+    tokens: int
+
+
+def openai_duration(seconds: float) -> str:
+    """A duration as OpenAI's reset headers spell it (Go's style): "250ms", "1s", "6m0s"."""
+    ms = max(0, math.ceil(seconds * 1000 - 1e-6))
+    if ms < 1000:
+        return f"{ms}ms"
+    hours, rest = divmod(ms, 3_600_000)
+    minutes, rest = divmod(rest, 60_000)
+    secs = f"{rest / 1000:.3f}".rstrip("0").rstrip(".")
+    if hours:
+        return f"{hours}h{minutes}m{secs}s"
+    if minutes:
+        return f"{minutes}m{secs}s"
+    return f"{secs}s"
+
+
+def request_tokens(body: dict[str, Any], reply: Reply) -> int:
+    """What a request counts against a token limit: prompt tokens plus the output it reserves."""
+    reserved = body.get("max_tokens")
+    if reserved is None:
+        reserved = body.get("max_completion_tokens")
+    return reply.prompt_tokens + int(reserved or 0)
+
+
+@dataclass(frozen=True)
+class _Verdict:
+    """The limiter's answer to one request: admitted or not, and the headers to send."""
+
+    admitted: bool
+    headers: dict[str, str]
+    retry_after_s: float | None = None  # None with a 429: the request can never fit
+    kind: str = ""  # the limit broken: "requests" or "tokens" (OpenAI's error type)
+    message: str = ""
+
+
+class _Window:
+    """One model's admitted requests in the current window, with its running peaks.
+
+    The peaks are exact: any window's count (or token sum) is at most that of the window ending
+    at its last admission, and every admission's window is measured here when it happens.
+    """
+
+    def __init__(self, limits: ServerLimits) -> None:
+        self.limits = limits
+        self.admitted: deque[tuple[float, int]] = deque()  # (monotonic time, tokens)
+        self.tokens = 0
+        self.peaks = WindowPeaks(0, 0)
+        self.rejected = 0
+        self.log: list[float] = []  # every admission's time, for rates over a whole run
+
+    def _expire(self, now: float) -> None:
+        # The window is (now - window_s, now]: an admission exactly window_s ago has left it.
+        horizon = now - self.limits.window_s
+        while self.admitted and self.admitted[0][0] <= horizon:
+            self.tokens -= self.admitted.popleft()[1]
+
+    def decide(self, now: float, tokens: int) -> _Verdict:
+        """Admit (and count) a request of `tokens` arriving at `now`, or refuse it."""
+        self._expire(now)
+        limits = self.limits
+        waits: dict[str, float] = {}  # per limit broken: seconds until enough of it frees
+        too_large = limits.tpm is not None and tokens > limits.tpm
+        if limits.rpm is not None and len(self.admitted) >= limits.rpm:
+            # The oldest admissions must leave until one more request fits.
+            waits["requests"] = self._expiry(len(self.admitted) - limits.rpm, now)
+        if limits.tpm is not None and not too_large and self.tokens + tokens > limits.tpm:
+            freed, leaving = 0, 0
+            while self.tokens - freed + tokens > limits.tpm:
+                freed += self.admitted[leaving][1]
+                leaving += 1
+            waits["tokens"] = self._expiry(leaving - 1, now)
+        if (too_large or waits) and limits.enforce:
+            self.rejected += 1
+            if too_large:
+                message = f"Request too large: {tokens} tokens asked, limit {limits.tpm}"
+                return _Verdict(False, self._headers(now), None, "tokens", message)
+            kind = max(waits, key=lambda k: waits[k])
+            message = f"Rate limit reached for {kind}: limit {self._limit(kind)} per window"
+            return _Verdict(False, self._headers(now), waits[kind], kind, message)
+        self.admitted.append((now, tokens))
+        self.log.append(now)
+        self.tokens += tokens
+        self.peaks = WindowPeaks(
+            max(self.peaks.requests, len(self.admitted)), max(self.peaks.tokens, self.tokens)
+        )
+        return _Verdict(True, self._headers(now))
+
+    def _limit(self, kind: str) -> int | None:
+        return self.limits.rpm if kind == "requests" else self.limits.tpm
+
+    def _expiry(self, index: int, now: float) -> float:
+        """Seconds until the admission at `index` (oldest first) leaves the window."""
+        return max(0.0, self.admitted[index][0] + self.limits.window_s - now)
+
+    def _headers(self, now: float) -> dict[str, str]:
+        """OpenAI's `x-ratelimit-*` headers; reset is the time until the window is empty again
+        (OpenAI: "until the rate limit resets to its initial state")."""
+        headers: dict[str, str] = {}
+        until_empty = self._expiry(len(self.admitted) - 1, now) if self.admitted else 0.0
+        if self.limits.rpm is not None:
+            headers["x-ratelimit-limit-requests"] = str(self.limits.rpm)
+            remaining = max(0, self.limits.rpm - len(self.admitted))
+            headers["x-ratelimit-remaining-requests"] = str(remaining)
+            headers["x-ratelimit-reset-requests"] = openai_duration(until_empty)
+        if self.limits.tpm is not None:
+            headers["x-ratelimit-limit-tokens"] = str(self.limits.tpm)
+            headers["x-ratelimit-remaining-tokens"] = str(max(0, self.limits.tpm - self.tokens))
+            headers["x-ratelimit-reset-tokens"] = openai_duration(until_empty)
+        return headers
 
 
 # (request body, this model's hit number from 1) -> reply. The body carries two extra keys:
@@ -70,11 +216,18 @@ class _QuietServer(ThreadingHTTPServer):
 
 
 class ModelServer:
-    """Start with `start()`, point LiteLLM at `api_base`, inspect `hits`; `stop()` when done."""
+    """Start with `start()`, point LiteLLM at `api_base`, inspect `hits`; `stop()` when done.
+
+    `limits[model] = ServerLimits(...)` rate-limits a model (setting it anew starts its count
+    afresh); `window_peaks(model)` and `rejected(model)` say what the limiter saw.
+    """
 
     def __init__(self) -> None:
         self.rules: dict[str, Rule] = {}
+        self.limits: dict[str, ServerLimits] = {}
         self.hits: list[dict[str, Any]] = []
+        self._hit_numbers: Counter[str] = Counter()
+        self._windows: dict[str, _Window] = {}
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
 
@@ -102,20 +255,56 @@ class ModelServer:
                 and (prefix is None or h["_path"].startswith(f"/{prefix}/"))
             ]
 
+    def window_peaks(self, model: str) -> WindowPeaks:
+        """The most requests and tokens admitted for `model` in any one window (exact)."""
+        with self._lock:
+            return self._window(model).peaks
+
+    def rejected(self, model: str) -> int:
+        """How many requests for `model` were answered 429 for its limits."""
+        with self._lock:
+            return self._window(model).rejected
+
+    def admission_times(self, model: str) -> list[float]:
+        """When each admitted request for `model` arrived (time.monotonic()), oldest first."""
+        with self._lock:
+            return list(self._window(model).log)
+
     def reset(self) -> None:
         with self._lock:
             self.hits.clear()
             self.rules.clear()
+            self.limits.clear()
+            self._hit_numbers.clear()
+            self._windows.clear()
 
-    def _handle(self, body: dict[str, Any]) -> Reply:
+    def _window(self, model: str) -> _Window:
+        # Called with the lock held. A window belongs to one ServerLimits value.
+        limits = self.limits.get(model)
+        if limits is None:
+            raise KeyError(f"model {model!r} has no ServerLimits on this server")
+        window = self._windows.get(model)
+        if window is None or window.limits is not limits:
+            window = self._windows[model] = _Window(limits)
+        return window
+
+    def _handle(self, body: dict[str, Any]) -> tuple[Reply, _Verdict | None]:
+        """The rule's reply, and for a limited model the limiter's verdict on the request."""
         model = body.get("model", "")
         with self._lock:
             self.hits.append(body)
-            number = sum(1 for h in self.hits if h.get("model") == model)
+            self._hit_numbers[model] += 1
+            number = self._hit_numbers[model]
             rule = self.rules.get(model)
         if rule is None:
-            return Reply(status=404, text=f"no rule for model {model!r}")
-        return rule(body, number)
+            return Reply(status=404, text=f"no rule for model {model!r}"), None
+        # The rule runs first: its reply's prompt tokens are part of what the request counts.
+        reply = rule(body, number)
+        with self._lock:
+            if model not in self.limits:
+                return reply, None
+            # Timed under the lock, so that admissions are logged in time order.
+            return reply, self._window(model).decide(time.monotonic(), request_tokens(body, reply))
 
     def start(self) -> ModelServer:
         server_ref = self
@@ -134,7 +323,11 @@ class ModelServer:
                     return
                 body["_path"] = self.path
                 body["_headers"] = {k.lower(): v for k, v in self.headers.items()}
-                reply = server_ref._handle(body)
+                reply, verdict = server_ref._handle(body)
+                limit_headers = verdict.headers if verdict is not None else {}
+                if verdict is not None and not verdict.admitted:
+                    self._refuse(verdict)
+                    return
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
                 if reply.fault is Fault.DROP:
@@ -144,7 +337,7 @@ class ModelServer:
                     error = {
                         "error": {"message": reply.text or f"status {reply.status}", "type": "test"}
                     }
-                    self._send(reply.status, error, reply)
+                    self._send(reply.status, error, reply, limit_headers)
                     return
                 choice: dict[str, Any] = {
                     "index": 0,
@@ -177,14 +370,40 @@ class ModelServer:
                         "total_tokens": reply.prompt_tokens + reply.completion_tokens,
                     },
                 }
-                self._send(200, payload, reply)
+                self._send(200, payload, reply, limit_headers)
 
-            def _send(self, status: int, payload: dict[str, Any], reply: Reply) -> None:
+            def _refuse(self, verdict: _Verdict) -> None:
+                """A 429 as OpenAI sends it: at once, with its error body and Retry-After."""
+                headers = dict(verdict.headers)
+                if verdict.retry_after_s is not None:
+                    # Whole seconds (rounded up, so a client that waits them is admitted), and
+                    # OpenAI's exact `retry-after-ms` beside them.
+                    headers["retry-after"] = str(max(1, math.ceil(verdict.retry_after_s)))
+                    headers["retry-after-ms"] = str(math.ceil(verdict.retry_after_s * 1000))
+                error = {
+                    "error": {
+                        "message": verdict.message,
+                        "type": verdict.kind,
+                        "param": None,
+                        "code": "rate_limit_exceeded",
+                    }
+                }
+                self._send(429, error, Reply(), headers)
+
+            def _send(
+                self,
+                status: int,
+                payload: dict[str, Any],
+                reply: Reply,
+                extra_headers: dict[str, str] | None = None,
+            ) -> None:
                 data = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(data)))
-                for key, value in reply.headers.items():
+                # The rule's own headers win over the limiter's, so a test can still fake any.
+                headers = {**(extra_headers or {}), **reply.headers}
+                for key, value in headers.items():
                     self.send_header(key, value)
                 self.end_headers()
                 if reply.fault is Fault.TRUNCATE:

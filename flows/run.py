@@ -1,0 +1,370 @@
+"""One run's stages after its suites are loaded: render, plan (landed before the first call),
+answer and score shard by shard, aggregate, land; or, for a dry run, plan and estimate only.
+
+The stages run on whichever orchestrator the run was given; this module holds the run's logic
+once for both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+from roadeval.flows.manifest import build_manifest, count_table
+from roadeval.flows.orchestration import Orchestrator, StageFuture
+from roadeval.flows.panel_file import Panel
+from roadeval.flows.planning import plan_shards
+from roadeval.flows.progress import RunProgress
+from roadeval.flows.rendering import render_suites
+from roadeval.flows.run_record import RunRecord, RunStatus
+from roadeval.flows.run_summary import BudgetState, RunStopped, RunSummary
+from roadeval.flows.stages import ANSWER_SHARD, PLAN_SHARD, land_plan
+from roadeval.flows.suites import LoadedSuite
+from roadeval.storage.landing import Part, land
+from roadeval.storage.records import MetricRow
+from roadeval.storage.store import Store, StoreError, describe_store_error
+from roadeval.tasks.aggregate import aggregate
+from roadeval.tasks.answer_workers import AnswerWorkers
+from roadeval.tasks.budget import OUT_OF_BUDGET, Budget
+from roadeval.tasks.gateway import ModelClient
+from roadeval.tasks.items_table import land_items
+from roadeval.tasks.model_spec import ModelSpec
+from roadeval.tasks.plan import Shard, ShardPlan
+from roadeval.tasks.remote_scoring import RemoteScoring, ScoringEngine
+from roadeval.tasks.render import Renders
+from roadeval.tasks.response_cache import ResponseCache
+from roadeval.tasks.secrets import Redactor, install_log_redaction, remove_log_redaction
+from roadeval.tasks.shard import ShardResult
+from roadeval.tasks.stopping import StopReason, StopSignal
+from roadeval.tasks.suite_tables import suite_table_parts
+
+T = TypeVar("T")
+
+
+def execute_run(
+    run_id: str,
+    started: datetime,
+    panel: Panel,
+    store: Store,
+    loaded: list[LoadedSuite],
+    orchestrator: Orchestrator,
+    dry_run: bool,
+) -> RunSummary:
+    """Make the run's clients (one budget for all of them, the judge's included), render, shard
+    and go; see `_Run.execute`."""
+    stop = StopSignal()
+    redact = Redactor.from_environment(s.api_key_env for s in panel.all_models if s.api_key_env)
+    # One budget for every caller of the run: answers, re-asks, retries and the judge.
+    budget = Budget(panel.budget_usd)
+
+    def client(spec: ModelSpec) -> ModelClient:
+        return ModelClient(spec, stop=stop, redact=redact, run_id=run_id, budget=budget)
+
+    clients = {spec.label: client(spec) for spec in panel.models}
+    judge = client(panel.judge) if panel.judge is not None else None
+    # The panel is checked (a model for every suite, a judge where one scores) before anything
+    # is drawn; the shards are made after the renders, without the items that cannot be drawn.
+    plan_shards(run_id, panel, loaded, clients)
+    renders = render_suites(loaded, store, panel.render, orchestrator)
+    shards, not_covered = plan_shards(run_id, panel, loaded, clients)
+    remote = (
+        RemoteScoring(panel.scoring, store, run_id, stop, judge)
+        if panel.scoring.engine is ScoringEngine.RAY and not dry_run
+        else None
+    )
+    run = _Run(
+        run_id,
+        panel,
+        store,
+        loaded,
+        renders,
+        shards,
+        not_covered,
+        started,
+        stop,
+        redact,
+        judge,
+        remote,
+        orchestrator,
+        budget,
+        dry_run,
+    )
+    filters = install_log_redaction(redact)
+    try:
+        with stop.on_signals():
+            return run.execute()
+    finally:
+        remove_log_redaction(filters)
+        if remote is not None:
+            remote.close()
+
+
+def _collect(
+    orchestrator: Orchestrator,
+    futures: list[StageFuture[T]],
+    stop: StopSignal,
+    on_done: Callable[[T], None],
+) -> tuple[list[T], BaseException | None]:
+    """Wait for every shard. A failed shard stops the run (the others end quickly and land what
+    they have); its error is returned."""
+    failure: BaseException | None = None
+    done: dict[int, T] = {}
+    order = {id(future): n for n, future in enumerate(futures)}
+    for future in orchestrator.as_completed(futures):
+        try:
+            result = future.result()
+        except Exception as exc:
+            if failure is None:
+                failure = exc
+                stop.request(StopReason(f"a shard failed: {exc}", 1, RunStatus.FAILED))
+            continue
+        done[order[id(future)]] = result
+        on_done(result)
+    # Results in plan order, so reports and manifests do not depend on timing.
+    return [done[n] for n in sorted(done)], failure
+
+
+def _unanswered_first_attempts(plan: ShardPlan) -> int:
+    """The requests a shard's plan will send at least: first attempts the store cannot answer."""
+    return sum(1 for planned in plan.items if planned.stored[0] is None)
+
+
+@dataclass
+class _Run:
+    """One run's shards, from its `running` record to its last."""
+
+    run_id: str
+    panel: Panel
+    store: Store
+    loaded: list[LoadedSuite]
+    renders: dict[str, Renders]
+    shards: list[Shard]
+    not_covered: list[dict[str, Any]]
+    started: datetime
+    stop: StopSignal
+    redact: Redactor
+    judge: ModelClient | None
+    remote: RemoteScoring | None
+    orchestrator: Orchestrator
+    budget: Budget
+    dry_run: bool
+    plans: list[ShardPlan] = field(default_factory=list)
+    estimates: list[Any] = field(default_factory=list)
+    # Answer worker processes the calls were spread over (0: answered in this process).
+    spread: int = 0
+
+    def manifest(self, results: list[ShardResult], ended: datetime | None) -> dict[str, Any]:
+        manifest = build_manifest(
+            self.run_id,
+            self.panel,
+            self.loaded,
+            self.shards,
+            count_table(results),
+            self.not_covered,
+            self.started,
+            ended,
+            self.store.uri,
+        )
+        manifest["orchestrator"] = str(self.orchestrator.kind)
+        manifest["answer_processes"] = self.spread
+        manifest["dry_run"] = self.dry_run
+        manifest["budget_usd"] = self.panel.budget_usd
+        return manifest
+
+    def summary(
+        self,
+        key: str | None,
+        metrics: list[MetricRow],
+        manifest: dict[str, Any],
+        results: list[ShardResult],
+        status: str,
+    ) -> RunSummary:
+        return RunSummary(
+            self.run_id,
+            self.store.uri,
+            key,
+            metrics,
+            manifest,
+            results,
+            status,
+            orchestrator=str(self.orchestrator.kind),
+            budget=self._budget_state(status),
+            estimates=self.estimates,
+        )
+
+    def execute(self) -> RunSummary:
+        record = RunRecord(self.store, self.run_id, self.redact)
+        try:
+            record.start(self.manifest([], None))
+        except Exception as exc:
+            # Nothing was asked yet: the store failing now is a store error, not a failed run.
+            raise StoreError(describe_store_error(self.store.uri, exc)) from exc
+        results: list[ShardResult] = []
+        metrics: list[MetricRow] | None = None
+        failure: BaseException | None = None
+        try:
+            results, failure = self._stages()
+            if self.dry_run and failure is None and not self.stop.requested:
+                manifest = self.manifest([], datetime.now(UTC))
+                key = record.end(RunStatus.PLANNED, manifest)
+                return self.summary(key, [], manifest, [], RunStatus.PLANNED)
+            if failure is None and not self.stop.requested:
+                # Metrics only from a whole run: a stopped run's would describe a subset.
+                metrics = self._land_metrics(results)
+        except Exception as exc:
+            failure = exc
+        if metrics is not None:
+            manifest = self.manifest(results, datetime.now(UTC))
+            key = record.end(RunStatus.FINISHED, manifest)
+            return self.summary(key, metrics, manifest, results, RunStatus.FINISHED)
+        reason = self.stop.reason or StopReason(
+            describe_store_error(self.store.uri, failure)
+            if isinstance(failure, OSError)
+            else f"the run failed: {failure}",
+            1,
+            RunStatus.FAILED,
+        )
+        manifest = self.manifest(results, datetime.now(UTC))
+        last_key: str | None
+        try:
+            last_key = record.end(reason.status, manifest, reason.message)
+        except Exception:
+            last_key = None  # the store that stopped the run may refuse its last record too
+        summary = self.summary(last_key, [], manifest, results, reason.status)
+        raise RunStopped(summary, reason) from failure
+
+    def _clients(self) -> list[ModelClient]:
+        seen: dict[int, ModelClient] = {}
+        for shard in self.shards:
+            seen.setdefault(id(shard.client), shard.client)
+        if self.judge is not None and any(s.suite.uses_judge for s in self.shards):
+            seen.setdefault(id(self.judge), self.judge)
+        return list(seen.values())
+
+    def _stages(self) -> tuple[list[ShardResult], BaseException | None]:
+        """Land the items, plan every shard on the renders (and land the plan) before the
+        first call, then answer and score shard by shard."""
+        for suite in self.loaded:
+            land_items(self.store, suite.suite.name, suite.items, suite.hash)
+        progress = RunProgress(self._clients(), self.budget)
+        with progress:
+            plan_futures = [
+                self.orchestrator.submit(
+                    PLAN_SHARD, shard, self.renders[shard.suite.name], self.store
+                )
+                for shard in self.shards
+            ]
+            progress.phase("planning", len(plan_futures))
+            plans, failure = _collect(
+                self.orchestrator, plan_futures, self.stop, lambda _: progress.advance()
+            )
+            if failure is not None:
+                return [], failure
+            self.plans = plans
+            land_plan(self.store, self.run_id, plans, self.judge)
+            if self.dry_run:
+                self._land_estimates(plans)
+                return [], None
+            self._plan_stats(plans)
+            workers = self._answer_workers(plans)
+            try:
+                futures = [
+                    self.orchestrator.submit(
+                        ANSWER_SHARD, plan, self.store, self.judge, self.remote, workers
+                    )
+                    for plan in plans
+                ]
+                progress.phase("answering", len(futures))
+                return _collect(self.orchestrator, futures, self.stop, lambda _: progress.advance())
+            finally:
+                if workers is not None:
+                    workers.close()
+
+    def _answer_workers(self, plans: Sequence[ShardPlan]) -> AnswerWorkers | None:
+        """Worker processes for the answer stage, when the run spreads its calls (the panel's
+        `processes`, or by itself for a large run on several cores)."""
+        from roadeval.tasks.answer_workers import AnswerWorkers, processes_for
+
+        requests = sum(_unanswered_first_attempts(plan) for plan in plans)
+        processes = processes_for(self.panel.processes, requests)
+        if processes == 0:
+            return None
+        clients = self._clients()
+        self.spread = processes
+        return AnswerWorkers(
+            processes,
+            {c.spec.label: c.gate for c in clients},
+            {c.spec.label: c.stats for c in clients},
+            self.stop,
+            self.run_id,
+            self.budget.capped,
+        )
+
+    def _plan_stats(self, plans: Sequence[ShardPlan]) -> None:
+        """Tell each model's live counters how many requests its plans will send (the judge:
+        one per judged item at worst)."""
+        for plan in plans:
+            plan.shard.client.stats.plan(_unanswered_first_attempts(plan))
+            if self.judge is not None and plan.shard.suite.uses_judge:
+                self.judge.stats.plan(len(plan.items))
+
+    def _land_estimates(self, plans: Sequence[ShardPlan]) -> None:
+        from roadeval.tasks.estimate import estimate_plans, land_estimates
+
+        judge_spec = self.judge.spec if self.judge is not None else None
+        self.estimates = list(
+            estimate_plans(list(plans), judge_spec, self.run_id, datetime.now(UTC))
+        )
+        land_estimates(self.store, self.run_id, self.estimates)
+
+    def _budget_state(self, status: str) -> BudgetState | None:
+        limit = self.budget.limit_usd
+        if limit is None:
+            return None
+        left = self._worst_case_left() if status == OUT_OF_BUDGET else None
+        return BudgetState(limit, self.budget.spent_usd, left)
+
+    def _worst_case_left(self) -> float | None:
+        """The worst case of what a resumed run would still pay: the plan's requests the store
+        cannot answer now (every answer this run bought is kept, so it is not counted); None
+        when some of it has no price or no output bound."""
+        if not self.plans:
+            return None
+        from roadeval.tasks.estimate import estimate_plans
+
+        cache = ResponseCache(self.store)
+        refreshed = [_refreshed(plan, cache) for plan in self.plans]
+        judge_spec = self.judge.spec if self.judge is not None else None
+        rows = estimate_plans(refreshed, judge_spec, self.run_id, datetime.now(UTC))
+        worst = [row.worst_usd for row in rows if row.requests_worst]
+        if any(value is None for value in worst):
+            return None  # an unpriced model or an unbounded output: no honest bound
+        return float(sum(value for value in worst if value is not None))
+
+    def _land_metrics(self, results: list[ShardResult]) -> list[MetricRow]:
+        by_pair: dict[tuple[str, str], list[Any]] = {}
+        for result in results:
+            by_pair.setdefault((result.suite, result.model), []).extend(result.scored)
+        suites = {s.suite.name: s.suite for s in self.loaded}
+        metrics: list[MetricRow] = []
+        # The suites' own tables (TRIP's `pareto`) land with the metrics, so only for a whole run.
+        extra: list[Part] = []
+        for (suite_name, model), scored in sorted(by_pair.items()):
+            metrics.extend(aggregate(suites[suite_name], model, self.run_id, scored))
+            extra.extend(suite_table_parts(suites[suite_name], model, self.run_id, scored))
+        land(self.store, f"{self.run_id}-metrics", [Part("metrics", metrics), *extra])
+        return metrics
+
+
+def _refreshed(plan: ShardPlan, cache: ResponseCache) -> ShardPlan:
+    """The plan with its stored answers looked up again (a re-ask only after its attempt before
+    was found, as the plan stage does)."""
+    items = []
+    for planned in plan.items:
+        found: list[Any] = []
+        for request in planned.requests:
+            found.append(cache.lookup(request) if not found or found[-1] is not None else None)
+        items.append(replace(planned, stored=tuple(found)))
+    return replace(plan, items=tuple(items))

@@ -1,0 +1,54 @@
+"""What a run hands back to its caller, and the exception a run that stopped early raises: kept
+apart from the run's code so that the CLI can name them without importing it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from roadeval.flows.run_record import RunStatus
+
+if TYPE_CHECKING:
+    from roadeval.storage.records import MetricRow
+    from roadeval.tasks.shard import ShardResult
+    from roadeval.tasks.stopping import StopReason
+
+
+@dataclass(frozen=True)
+class BudgetState:
+    """A capped run's money at its end: the cap, what was spent (unknown costs at their worst
+    case), and the worst case of what was left unanswered (None when it could not be told)."""
+
+    limit_usd: float
+    spent_usd: float
+    left_worst_usd: float | None = None
+
+
+@dataclass
+class RunSummary:
+    """What a run hands back to the CLI: where it landed, what it measured, how it ended."""
+
+    run_id: str
+    store_uri: str
+    manifest_key: str | None
+    metrics: list[MetricRow]
+    manifest: dict[str, Any]
+    results: list[ShardResult] = field(default_factory=list)
+    status: str = RunStatus.FINISHED
+    orchestrator: str = "inline"
+    budget: BudgetState | None = None
+    # A dry run's estimate rows (`tasks.estimate.EstimateRow`), as landed.
+    estimates: list[Any] = field(default_factory=list)
+
+    @property
+    def n_errors(self) -> int:
+        return sum(r.counts["errors"] for r in self.results)
+
+
+class RunStopped(Exception):
+    """The run ended before its end (interrupted, failed, out of budget) and was recorded so."""
+
+    def __init__(self, summary: RunSummary, reason: StopReason) -> None:
+        super().__init__(reason.message)
+        self.summary = summary
+        self.reason = reason

@@ -1,0 +1,31 @@
+"""Heavy imports started early, in a background thread, while the command reads its panel and
+loads its suites: LiteLLM alone takes seconds to import, and a run needs it only at its first
+model call."""
+
+from __future__ import annotations
+
+import threading
+from importlib import import_module
+
+# The gateway's import brings LiteLLM; the shard code brings the rest of the call path.
+RUN_MODULES = ("roadeval.tasks.gateway", "roadeval.tasks.shard")
+
+
+def _import_all(modules: tuple[str, ...]) -> None:
+    for module in modules:
+        try:
+            import_module(module)
+        except Exception:
+            # Not swallowed: the run imports the same module where it uses it, and that
+            # import raises the same error in the main thread, where it is reported.
+            return
+
+
+def import_in_background(modules: tuple[str, ...] = RUN_MODULES) -> threading.Thread:
+    """Start importing `modules` in a daemon thread; the main thread's own imports of them
+    wait for this one (Python's per-module import locks) instead of starting over."""
+    thread = threading.Thread(
+        target=_import_all, args=(modules,), name="roadeval-warmup", daemon=True
+    )
+    thread.start()
+    return thread

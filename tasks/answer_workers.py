@@ -1,0 +1,217 @@
+"""Answer workers: a run's calls spread over several processes when one core is the limit.
+
+Each worker process answers whole shards (ask, score, land) on its own gateway loop, several at a
+time. Its model clients are admitted and settled by the driver's authority (`tasks.authority`), so
+every model's limits and the run's budget stay exact over all processes, and a stop in the driver
+reaches every worker. Workers are forked from a server that has imported LiteLLM once, so a
+worker starts in well under a second; they ignore SIGINT and SIGTERM, which the driver handles.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import multiprocessing
+import os
+import signal
+import threading
+from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from roadeval.storage.store import Store
+from roadeval.tasks.authority import AuthorityAddress, AuthorityLink, AuthorityServer, RemoteGate
+from roadeval.tasks.gateway import ModelClient, run_on_gateway
+from roadeval.tasks.model_spec import CallMode, ModelSpec
+from roadeval.tasks.plan import ShardPlan
+from roadeval.tasks.shard import ShardResult, run_shard
+from roadeval.tasks.stopping import StopSignal
+
+if TYPE_CHECKING:
+    from roadeval.tasks.remote_scoring import RemoteScoring
+
+# Shards a worker answers at once: enough to keep its loop busy while one shard lands.
+SHARDS_PER_WORKER = 4
+
+
+@dataclass(frozen=True)
+class WorkerContext:
+    """What a worker process needs to reach the run's authority."""
+
+    authority: AuthorityAddress
+    run_id: str
+    budgeted: bool
+
+
+class _Worker:
+    """(In a worker process.) Its one link to the authority and one client per model."""
+
+    context: ClassVar[WorkerContext | None] = None
+    stop: ClassVar[StopSignal | None] = None
+    link: ClassVar[AuthorityLink | None] = None
+    clients: ClassVar[dict[str, ModelClient]] = {}
+    lock: ClassVar[threading.Lock] = threading.Lock()
+
+
+def client_in_worker(spec: ModelSpec) -> ModelClient:
+    """(In a worker process.) The model's client, whose gate is the authority's."""
+    context, stop, link = _Worker.context, _Worker.stop, _Worker.link
+    if context is None or stop is None or link is None:
+        raise RuntimeError("a model client was sent to a process that is not an answer worker")
+    with _Worker.lock:
+        client = _Worker.clients.get(spec.label)
+        if client is None:
+            tokens = context.budgeted or spec.tpm is not None
+            gate = RemoteGate(spec, link, context.budgeted, tokens)
+            client = ModelClient(spec, stop=stop, run_id=context.run_id, gate=gate)
+            client.stats = link.stats_for(spec.label)
+            _Worker.clients[spec.label] = client
+        return client
+
+
+def _serve(conn: Connection, context: WorkerContext) -> None:
+    """(The worker process's main.) Answer the shards the driver sends until it hangs up."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    _Worker.context = context
+    _Worker.stop = StopSignal()
+    _Worker.link = AuthorityLink(context.authority, _Worker.stop)
+    sending = threading.Lock()
+    pool = ThreadPoolExecutor(SHARDS_PER_WORKER, thread_name_prefix="roadeval-worker")
+
+    def answer(number: int, plan: ShardPlan, store: Store, judge: ModelClient | None) -> None:
+        try:
+            reply: tuple[int, bool, Any] = (number, True, run_shard(plan, store, judge))
+        except BaseException as exc:  # the driver raises it where it waits for the shard
+            reply = (number, False, exc)
+        with sending:
+            try:
+                conn.send(reply)
+            except Exception as exc:  # a result that cannot be pickled is still an answer
+                conn.send((number, False, RuntimeError(f"shard result not sendable: {exc}")))
+
+    try:
+        while True:
+            try:
+                message = conn.recv()
+            except EOFError:
+                break
+            if message is None:
+                break
+            pool.submit(answer, *message)
+    finally:
+        pool.shutdown(wait=True)
+        run_on_gateway(_Worker.link.close())
+
+
+class AnswerWorkers:
+    """The driver's side: starts the workers and the authority, sends shards, hands back their
+    results; `close` when the run is done."""
+
+    def __init__(
+        self,
+        processes: int,
+        gates: Mapping[str, Any],
+        stats: Mapping[str, Any],
+        stop: StopSignal,
+        run_id: str,
+        budgeted: bool,
+    ) -> None:
+        self.stop = stop
+        self._server = AuthorityServer(gates, stop, stats=stats)
+        address = run_on_gateway(self._server.start())
+        self.context = WorkerContext(address, run_id, budgeted)
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["roadeval.tasks.answer_workers"])
+        self._numbers = itertools.count(1)
+        self._waiting: dict[int, Future[ShardResult]] = {}
+        self._load: list[int] = [0] * processes
+        self._lock = threading.Lock()
+        self._workers: list[tuple[Any, Connection, threading.Lock]] = []
+        for index in range(processes):
+            mine, theirs = ctx.Pipe()
+            process = ctx.Process(
+                target=_serve, args=(theirs, self.context), name=f"roadeval-answer-{index}"
+            )
+            process.daemon = True
+            process.start()
+            theirs.close()
+            self._workers.append((process, mine, threading.Lock()))
+            threading.Thread(
+                target=self._receive, args=(index, mine), name=f"answers-{index}", daemon=True
+            ).start()
+
+    def submit(
+        self, plan: ShardPlan, store: Store, judge: ModelClient | None
+    ) -> Future[ShardResult]:
+        """Answer the shard in the least busy worker."""
+        future: Future[ShardResult] = Future()
+        with self._lock:
+            number = next(self._numbers)
+            index = min(range(len(self._load)), key=self._load.__getitem__)
+            self._load[index] += 1
+            self._waiting[number] = future
+            future.worker = index  # type: ignore[attr-defined]
+        _process, conn, sending = self._workers[index]
+        with sending:
+            conn.send((number, plan, store, judge))
+        return future
+
+    def run(self, plan: ShardPlan, store: Store, judge: ModelClient | None) -> ShardResult:
+        return self.submit(plan, store, judge).result()
+
+    def can_take(self, plan: ShardPlan, remote: RemoteScoring | None) -> bool:
+        """Whether a worker may answer the shard: not a batch model's (its batches are the
+        driver's), not one whose scoring goes to the scoring cluster (the driver holds it)."""
+        shard = plan.shard
+        if shard.client.spec.mode is CallMode.BATCH:
+            return False
+        return remote is None or not any(shard.suite.heavy_scoring(p.item) for p in plan.items)
+
+    def _receive(self, index: int, conn: Connection) -> None:
+        while True:
+            try:
+                number, ok, value = conn.recv()
+            except (EOFError, OSError):
+                break
+            with self._lock:
+                future = self._waiting.pop(number, None)
+                self._load[index] -= 1
+            if future is None:
+                continue
+            if ok:
+                future.set_result(value)
+            else:
+                future.set_exception(value)
+        lost = RuntimeError(f"answer worker {index} ended (pid gone) with shards unanswered")
+        with self._lock:
+            orphans = [n for n, f in self._waiting.items() if f.worker == index]  # type: ignore[attr-defined]
+            for number in orphans:
+                self._waiting.pop(number).set_exception(lost)
+
+    def close(self) -> None:
+        for _process, conn, sending in self._workers:
+            with sending, contextlib.suppress(OSError):
+                conn.send(None)
+        for process, conn, _sending in self._workers:
+            process.join(timeout=30)
+            if process.is_alive():
+                process.kill()
+            conn.close()
+        run_on_gateway(self._server.close())
+
+
+# A run spreads its calls by itself from this many requests to send: below it, starting the
+# workers (a LiteLLM import, once) costs more than one core loses.
+SPREAD_FROM = 2000
+
+
+def processes_for(configured: int | None, requests: int) -> int:
+    """Answer worker processes for a run with `requests` to send: the panel's number (0 or 1:
+    none), else one per core when there are cores to spare and enough requests to spread."""
+    if configured is not None:
+        return configured if configured >= 2 else 0
+    cores = os.cpu_count() or 1
+    return cores if cores >= 2 and requests >= SPREAD_FROM else 0

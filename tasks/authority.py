@@ -1,0 +1,353 @@
+"""The run's one authority over each model's limits and over the budget, for callers in other
+processes (the judge's Ray actor, answer workers): a small JSON-lines server on the driver's
+gateway loop that admits and settles their requests through the driver's own gates. So a model's
+limits and the run's budget hold exactly however many processes call it, and a stop reaches
+every one of them.
+
+Only processes holding the run's token may speak to it; it binds 127.0.0.1 unless told to bind
+an address other machines of a cluster can reach.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from roadeval.tasks.admission import Cost, Gate, Pass, UnboundedCost, request_cost
+from roadeval.tasks.budget import Reservation
+from roadeval.tasks.call_stats import CallStats
+from roadeval.tasks.limits import OverLimit
+from roadeval.tasks.model_spec import ModelSpec
+from roadeval.tasks.request import ModelRequest
+from roadeval.tasks.stopping import StopReason, StopSignal
+
+_LIMIT = 2**24  # one line may carry a 429's headers; never a prompt
+
+
+@dataclass(frozen=True)
+class AuthorityAddress:
+    """Where the run's authority listens, and the token that admits a caller (picklable)."""
+
+    host: str
+    port: int
+    token: str
+
+
+def _reason(message: dict[str, Any]) -> StopReason:
+    return StopReason(
+        str(message["message"]),
+        int(message["exit_code"]),
+        str(message["status"]),
+        bool(message.get("drain", False)),
+    )
+
+
+def _stop_message(reason: StopReason) -> dict[str, Any]:
+    return {
+        "op": "stop",
+        "message": reason.message,
+        "exit_code": reason.exit_code,
+        "status": reason.status,
+        "drain": reason.drain,
+    }
+
+
+class AuthorityServer:
+    """Serves the driver's gates to other processes; runs on the driver's gateway loop."""
+
+    def __init__(
+        self,
+        gates: Mapping[str, Gate],
+        stop: StopSignal,
+        host: str = "127.0.0.1",
+        stats: Mapping[str, CallStats] | None = None,
+    ):
+        self.gates = dict(gates)
+        # The driver's live counters, which the progress display reads: remote calls count too.
+        self.stats = dict(stats or {})
+        self.stop = stop
+        self.host = host
+        self.token = secrets.token_hex(16)
+        self._server: asyncio.Server | None = None
+        self._writers: set[asyncio.StreamWriter] = set()
+        self._watch: asyncio.Task[None] | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    async def start(self) -> AuthorityAddress:
+        self.loop = asyncio.get_running_loop()
+        self._server = await asyncio.start_server(self._serve, self.host, 0, limit=_LIMIT)
+        port = self._server.sockets[0].getsockname()[1]
+        self._watch = asyncio.create_task(self._pass_on_stop())
+        return AuthorityAddress(self.host, port, self.token)
+
+    def close_from_any_thread(self) -> None:
+        """Close on the loop it serves on, if that loop still runs (else it went with it)."""
+        loop = self.loop
+        if loop is not None and loop.is_running() and not loop.is_closed():
+            asyncio.run_coroutine_threadsafe(self.close(), loop).result(timeout=10)
+
+    async def close(self) -> None:
+        if self._watch is not None:
+            self._watch.cancel()
+        if self._server is not None:
+            self._server.close()
+            for writer in list(self._writers):
+                writer.close()
+            await self._server.wait_closed()
+
+    async def _pass_on_stop(self) -> None:
+        sent: StopReason | None = None
+        while True:
+            await asyncio.sleep(0.1)
+            reason = self.stop.reason
+            if reason is not None and reason is not sent:
+                sent = reason
+                self._broadcast(_stop_message(reason))
+            if self.stop.aborted:
+                self._broadcast({"op": "abort"})
+                return
+
+    def _broadcast(self, message: dict[str, Any]) -> None:
+        line = json.dumps(message).encode() + b"\n"
+        for writer in list(self._writers):
+            with contextlib.suppress(Exception):
+                writer.write(line)
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        passes: dict[int, tuple[Gate, Pass]] = {}
+        tasks: set[asyncio.Task[None]] = set()
+        try:
+            hello = json.loads(await reader.readline() or b"{}")
+            if not secrets.compare_digest(str(hello.get("token", "")), self.token):
+                return
+            self._writers.add(writer)
+            if self.stop.reason is not None:
+                writer.write(json.dumps(_stop_message(self.stop.reason)).encode() + b"\n")
+            while line := await reader.readline():
+                message = json.loads(line)
+                op = message["op"]
+                if op == "enter":
+                    task = asyncio.create_task(self._enter(message, passes, writer))
+                    tasks.add(task)
+                    task.add_done_callback(tasks.discard)
+                elif op == "leave":
+                    entry = passes.pop(int(message["pass"]), None)
+                    if entry is not None:
+                        gate, ticket = entry
+                        gate.leave(
+                            ticket,
+                            message.get("cost_usd"),
+                            prompt_tokens=message.get("prompt_tokens"),
+                            headers=message.get("headers"),
+                            retry_after_s=message.get("retry_after_s"),
+                        )
+                elif op == "stop":
+                    self.stop.request(_reason(message))
+                elif op == "done" and message["model"] in self.stats:
+                    self.stats[message["model"]].record(
+                        ok=bool(message["ok"]),
+                        cost_usd=message.get("cost_usd"),
+                        rate_limited=int(message.get("rate_limited", 0)),
+                    )
+        except (ConnectionError, json.JSONDecodeError, KeyError, ValueError):
+            pass
+        finally:
+            self._writers.discard(writer)
+            for task in tasks:
+                task.cancel()
+            # A caller gone with requests out may have been billed for them: worst cases stay.
+            for gate, ticket in passes.values():
+                gate.leave(ticket, None)
+            with contextlib.suppress(Exception):
+                writer.close()
+
+    async def _enter(
+        self, message: dict[str, Any], passes: dict[int, tuple[Gate, Pass]], writer: Any
+    ) -> None:
+        gate = self.gates[message["model"]]
+        cost = Cost(int(message["tokens"]), message.get("usd"), message.get("prompt_tokens"))
+        reply: dict[str, Any] = {"op": "entered", "id": message["id"]}
+        try:
+            ticket = await gate.admit(cost)
+        except OverLimit as exc:
+            reply["over_limit"] = str(exc)
+        else:
+            if ticket is not None:
+                number = id(ticket)
+                passes[number] = (gate, ticket)
+                reply["pass"] = number
+            elif self.stop.reason is not None:
+                # Refused for the run's stop: the caller learns why at once, not at the next push.
+                reply["stop"] = _stop_message(self.stop.reason)
+        writer.write(json.dumps(reply).encode() + b"\n")
+
+
+class AuthorityLink:
+    """A process's one connection to the run's authority, shared by its remote gates."""
+
+    def __init__(self, address: AuthorityAddress, stop: StopSignal) -> None:
+        self.address = address
+        self.stop = stop
+        self._writer: asyncio.StreamWriter | None = None
+        self._waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._ids = itertools.count(1)
+        self._opening: asyncio.Lock | None = None
+        self._listening: asyncio.Task[None] | None = None
+        self._closing = False
+
+    async def _open(self) -> asyncio.StreamWriter:
+        if self._opening is None:
+            self._opening = asyncio.Lock()
+        async with self._opening:
+            if self._writer is None:
+                reader, writer = await asyncio.open_connection(
+                    self.address.host, self.address.port, limit=_LIMIT
+                )
+                writer.write(json.dumps({"token": self.address.token}).encode() + b"\n")
+                self._writer = writer
+                self._listening = asyncio.create_task(self._listen(reader))
+        return self._writer
+
+    async def _listen(self, reader: asyncio.StreamReader) -> None:
+        try:
+            while line := await reader.readline():
+                message = json.loads(line)
+                if message["op"] == "entered":
+                    future = self._waiting.pop(int(message["id"]), None)
+                    if future is not None and not future.done():
+                        future.set_result(message)
+                elif message["op"] == "stop":
+                    self.stop.request(_reason(message))
+                elif message["op"] == "abort":
+                    self.stop.request(StopReason("stopped by the run", 130, "interrupted"))
+        except asyncio.CancelledError:
+            return  # hung up by this side: nothing is lost
+        finally:
+            lost = StopReason("the run's authority is gone", 1, "failed")
+            for future in self._waiting.values():
+                if not future.done():
+                    future.set_result({"op": "entered"})
+            self._waiting.clear()
+            if not self._closing:
+                self.stop.request(lost)
+
+    async def enter(self, model: str, cost: Cost) -> dict[str, Any]:
+        writer = await self._open()
+        number = next(self._ids)
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._waiting[number] = future
+        message = {
+            "op": "enter",
+            "id": number,
+            "model": model,
+            "tokens": cost.tokens,
+            "usd": cost.usd,
+            "prompt_tokens": cost.prompt_tokens,
+        }
+        writer.write(json.dumps(message).encode() + b"\n")
+        return await future
+
+    def send(self, message: dict[str, Any]) -> None:
+        if self._writer is not None:
+            self._writer.write(json.dumps(message).encode() + b"\n")
+
+    def stats_for(self, model: str) -> RemoteStats:
+        return RemoteStats(self, model)
+
+    async def close(self) -> None:
+        """Hang up (after the last leave was sent): the authority settles nothing more."""
+        self._closing = True
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            with contextlib.suppress(Exception):
+                await writer.drain()
+                writer.close()
+                await writer.wait_closed()
+        if self._listening is not None:
+            self._listening.cancel()
+
+
+class RemoteStats(CallStats):
+    """A worker's call counters, passed on to the driver's (the progress display is there)."""
+
+    def __init__(self, link: AuthorityLink, model: str) -> None:
+        super().__init__(model)
+        self.link = link
+
+    def record(self, *, ok: bool, cost_usd: float | None, rate_limited: int = 0) -> None:
+        super().record(ok=ok, cost_usd=cost_usd, rate_limited=rate_limited)
+        self.link.send(
+            {
+                "op": "done",
+                "model": self.model,
+                "ok": ok,
+                "cost_usd": cost_usd,
+                "rate_limited": rate_limited,
+            }
+        )
+
+
+@dataclass
+class RemotePass:
+    """A request the authority let through; `number` names it there."""
+
+    number: int
+
+
+class RemoteGate:
+    """A gate whose budget and limits are the authority's: same use as `admission.Gate`."""
+
+    def __init__(self, spec: ModelSpec, link: AuthorityLink, budgeted: bool, tokens: bool) -> None:
+        self.spec = spec
+        self.link = link
+        self.stop = link.stop
+        self.budgeted = budgeted
+        self.tokens = tokens
+
+    def cost_of(self, request: ModelRequest) -> Cost:
+        return request_cost(self.spec, request, budgeted=self.budgeted, tokens=self.tokens)
+
+    async def enter(self, request: ModelRequest) -> RemotePass | None:
+        try:
+            cost = self.cost_of(request)
+        except UnboundedCost as exc:
+            self.link.send(_stop_message(StopReason(str(exc), 2, "failed")))
+            raise
+        reply = await self.link.enter(self.spec.label, cost)
+        if "stop" in reply:
+            self.stop.request(_reason(reply["stop"]))
+        if "over_limit" in reply:
+            raise OverLimit(str(reply["over_limit"]))
+        return RemotePass(int(reply["pass"])) if "pass" in reply else None
+
+    def leave(
+        self,
+        held: RemotePass,
+        cost_usd: float | None,
+        *,
+        prompt_tokens: int | None = None,
+        headers: Mapping[str, str] | None = None,
+        retry_after_s: float | None = None,
+    ) -> None:
+        self.link.send(
+            {
+                "op": "leave",
+                "pass": held.number,
+                "cost_usd": cost_usd,
+                "prompt_tokens": prompt_tokens,
+                "headers": dict(headers) if headers else None,
+                "retry_after_s": retry_after_s,
+            }
+        )
+
+    def reserve_now(self, request: ModelRequest) -> Reservation | None:
+        raise RuntimeError("batch submissions are made by the driver, never a remote caller")
+
+    def settle(self, reservation: Reservation | None, cost_usd: float | None) -> None:
+        raise RuntimeError("batch submissions are made by the driver, never a remote caller")

@@ -1,0 +1,275 @@
+"""The dry run's cost estimate: from a run's plan, before any call, what each suite x model x role
+(answer, judge) will cost, in two figures and a bound.
+
+- expected: every first attempt not yet answered, and a judge call for every judged item whose
+  answer is still to come;
+- worst: every attempt the protocol may make (re-asks included) and a judge call for every
+  judged item;
+- retry bound: (num_retries + 1) x worst, since a retried timeout or cut-off reply may be billed
+  each time (a try that fails without a reply costs nothing); reported apart, never folded in.
+
+Each request is billed in full: its text by the model's tokenizer, its images by the provider's
+rule (`tasks.image_tokens`), the chat format's per-message tokens, and every output token it may
+ask for (`max_tokens`, else the price map's `max_output_tokens`). A judge's prompt is the suite's
+own judge prompt with an empty candidate, plus the candidate's longest answer (the answering
+model's output bound). Unpriced models and unbounded outputs are reported as such, never as $0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TypeVar
+
+from rich.table import Table
+
+from roadeval.benchmarks.generation import effective_params
+from roadeval.benchmarks.judging import JudgeRequest
+from roadeval.benchmarks.messages import image_refs
+from roadeval.storage.landing import Part, land
+from roadeval.storage.records import EstimateRow
+from roadeval.storage.store import Store
+from roadeval.tasks.admission import UnboundedCost
+from roadeval.tasks.image_tokens import image_rule_label
+from roadeval.tasks.model_spec import CallMode, ModelSpec
+from roadeval.tasks.plan import PlannedItem, ShardPlan
+from roadeval.tasks.pricing import WorstCase, max_output_tokens, prices_for
+from roadeval.tasks.request_tokens import input_tokens
+
+ANSWER = "answer"
+JUDGE = "judge"
+UNPRICED = "unpriced"
+
+
+def _batch(spec: ModelSpec) -> bool:
+    return spec.mode == CallMode.BATCH
+
+
+def _priced(spec: ModelSpec, tokens_in: int, max_out: int | None) -> WorstCase:
+    """The request's worst case; `UnboundedCost` when it is priced but its output unbounded."""
+    prices = prices_for(spec, batch=_batch(spec))
+    if max_out is None:
+        if prices is not None and prices.output > 0:
+            raise UnboundedCost(
+                f"model {spec.label}: no max_tokens in its params and no max_output_tokens in "
+                "LiteLLM's price map, so a request's cost has no bound; set params.max_tokens"
+            )
+        return WorstCase(tokens_in, 0, None if prices is None else tokens_in * prices.input)
+    usd = None if prices is None else tokens_in * prices.input + max_out * prices.output
+    return WorstCase(tokens_in, max_out, usd)
+
+
+def request_worst_case(spec: ModelSpec, planned: PlannedItem, attempt_index: int) -> WorstCase:
+    """The most attempt `attempt_index` (from 0) of a planned item can cost: what the budget
+    reserves before sending it. A baseline costs 0; `UnboundedCost` for a priced model whose
+    output has no bound."""
+    request = planned.requests[attempt_index]
+    if spec.is_baseline:
+        return WorstCase(0, 0, 0.0)
+    tokens_in = request.tokens_in_est
+    if tokens_in is None:
+        tokens_in = input_tokens(spec.model, request.messages, planned.prompt_tokens_est)
+    return _priced(spec, tokens_in, max_output_tokens(spec, request.params))
+
+
+@dataclass
+class _Tally:
+    """One estimate row being summed; a None USD sum stays None (unpriced or unbounded)."""
+
+    requests: int = 0
+    requests_worst: int = 0
+    answered: int = 0
+    tokens_in: int = 0
+    tokens_in_worst: int = 0
+    tokens_out: int | None = 0
+    tokens_out_worst: int | None = 0
+    expected: float | None = 0.0
+    worst: float | None = 0.0
+
+    def add(self, case: WorstCase | None, *, expected: bool) -> None:
+        """Count one request still to send (`case` None: its output is unbounded)."""
+        self.requests_worst += 1
+        self.requests += int(expected)
+        if case is None:
+            self.tokens_out_worst = self.worst = None
+            if expected:
+                self.tokens_out = self.expected = None
+            return
+        self.tokens_in_worst += case.tokens_in
+        self.tokens_out_worst = _plus(self.tokens_out_worst, case.tokens_out)
+        self.worst = _plus(self.worst, case.usd)
+        if expected:
+            self.tokens_in += case.tokens_in
+            self.tokens_out = _plus(self.tokens_out, case.tokens_out)
+            self.expected = _plus(self.expected, case.usd)
+
+
+N = TypeVar("N", int, float)
+
+
+def _plus(total: N | None, value: N | None) -> N | None:
+    return None if total is None or value is None else total + value
+
+
+def _case(spec: ModelSpec, planned: PlannedItem, index: int) -> WorstCase | None:
+    try:
+        return request_worst_case(spec, planned, index)
+    except UnboundedCost:
+        return None
+
+
+def _judge_case(
+    judge: ModelSpec, answerer: ModelSpec, planned: PlannedItem, preview: JudgeRequest
+) -> WorstCase | None:
+    """The judge call about one item's answer, the answer as long as it may be."""
+    if judge.is_baseline:
+        return WorstCase(0, 0, 0.0)
+    last = planned.requests[-1]
+    candidate = max_output_tokens(answerer, last.params)
+    if candidate is None and not answerer.is_baseline:
+        return None  # the answer, so the judge's prompt, has no bound
+    tokens_in = input_tokens(judge.model, preview.messages) + (candidate or 0)
+    params = effective_params(preview.settings, judge.params)
+    try:
+        return _priced(judge, tokens_in, max_output_tokens(judge, params))
+    except UnboundedCost:
+        return None
+
+
+def estimate_plans(
+    plans: Sequence[ShardPlan], judge_spec: ModelSpec | None, run_id: str, now: datetime
+) -> list[EstimateRow]:
+    """The estimate rows of a run's plan: one per suite x model x role, sorted."""
+    tallies: dict[tuple[str, str, str], _Tally] = {}
+    specs: dict[tuple[str, str, str], ModelSpec] = {}
+    for plan in plans:
+        suite, spec = plan.shard.suite, plan.shard.client.spec
+        key = (suite.name, spec.label, ANSWER)
+        tally = tallies.setdefault(key, _Tally())
+        specs[key] = spec
+        judge_key = (suite.name, judge_spec.label, JUDGE) if judge_spec is not None else None
+        for planned in plan.items:
+            tally.answered += int(planned.stored[0] is not None)
+            for index, stored in enumerate(planned.stored):
+                if stored is None:
+                    tally.add(_case(spec, planned, index), expected=index == 0)
+            if judge_key is None or judge_spec is None or not suite.uses_judge:
+                continue
+            images = image_refs(planned.requests[0].messages)
+            judged = suite.judge_preview(planned.item, images)
+            if judged is None:
+                continue
+            judge_tally = tallies.setdefault(judge_key, _Tally())
+            specs[judge_key] = judge_spec
+            # An answer already stored may have its verdict stored too: worst case only.
+            answered = planned.stored[0] is not None
+            judge_tally.answered += int(answered)
+            judge_tally.add(_judge_case(judge_spec, spec, planned, judged), expected=not answered)
+    return [_row(run_id, key, tallies[key], specs[key], now) for key in sorted(tallies)]
+
+
+def _row(
+    run_id: str, key: tuple[str, str, str], tally: _Tally, spec: ModelSpec, now: datetime
+) -> EstimateRow:
+    suite, model, role = key
+    prices = prices_for(spec, batch=_batch(spec))
+    retry = None if tally.worst is None else tally.worst * (spec.num_retries + 1)
+    return EstimateRow(
+        run_id=run_id,
+        suite=suite,
+        model=model,
+        role=role,
+        requests=tally.requests,
+        requests_worst=tally.requests_worst,
+        answered=tally.answered,
+        tokens_in=tally.tokens_in,
+        tokens_in_worst=tally.tokens_in_worst,
+        tokens_out_max=tally.tokens_out,
+        tokens_out_worst=tally.tokens_out_worst,
+        expected_usd=None if prices is None else tally.expected,
+        worst_usd=None if prices is None else tally.worst,
+        retry_bound_usd=None if prices is None else retry,
+        priced=prices is not None,
+        price_source=prices.source if prices is not None else UNPRICED,
+        image_rule="none" if spec.is_baseline else image_rule_label(spec.model),
+        created_at=now,
+    )
+
+
+def land_estimates(store: Store, run_id: str, rows: Sequence[EstimateRow]) -> list[str]:
+    """Land the estimate as one landing (`<run_id>-estimate`), a part per suite x model."""
+    parts: dict[tuple[str, str], list[EstimateRow]] = {}
+    for row in rows:
+        parts.setdefault((row.suite, row.model), []).append(row)
+    return land(
+        store,
+        f"{run_id}-estimate",
+        [Part("estimates", r, suite=s, model=m) for (s, m), r in sorted(parts.items())],
+    )
+
+
+def _usd(value: float | None, row: EstimateRow | None = None) -> str:
+    if row is not None and not row.priced:
+        return UNPRICED
+    return "unbounded" if value is None else f"${value:,.4f}"
+
+
+def _tokens(value: int | None) -> str:
+    return "unbounded" if value is None else f"{value:,}"
+
+
+def estimate_table(rows: Sequence[EstimateRow]) -> Table:
+    """The estimate per model and suite, with a total row: an unpriced model shows "unpriced"
+    and the totals say that they leave it out."""
+    table = Table(title="dry run: estimated cost", title_justify="left")
+    for name in ("suite", "model", "role"):
+        table.add_column(name)
+    for name in ("requests", "answered", "tokens in", "tokens out (max)", "expected", "worst"):
+        table.add_column(name, justify="right")
+    table.add_column("retry bound", justify="right")
+    table.add_column("prices")
+    table.add_column("images")
+    for row in sorted(rows, key=lambda r: (r.model, r.suite, r.role)):
+        table.add_row(
+            row.suite,
+            row.model,
+            row.role,
+            f"{row.requests:,} / {row.requests_worst:,}",
+            f"{row.answered:,}",
+            f"{row.tokens_in:,} / {row.tokens_in_worst:,}",
+            f"{_tokens(row.tokens_out_max)} / {_tokens(row.tokens_out_worst)}",
+            _usd(row.expected_usd, row),
+            _usd(row.worst_usd, row),
+            _usd(row.retry_bound_usd, row),
+            row.price_source,
+            row.image_rule,
+        )
+    totals = {
+        name: _total([getattr(r, name) for r in rows if r.priced])
+        for name in ("expected_usd", "worst_usd", "retry_bound_usd")
+    }
+    unpriced = sorted({r.model for r in rows if not r.priced})
+    note = f" (without unpriced: {', '.join(unpriced)})" if unpriced else ""
+    table.add_section()
+    table.add_row(
+        "total" + note,
+        "",
+        "",
+        f"{sum(r.requests for r in rows):,} / {sum(r.requests_worst for r in rows):,}",
+        f"{sum(r.answered for r in rows):,}",
+        "",
+        "",
+        *(_usd(totals[name]) for name in ("expected_usd", "worst_usd", "retry_bound_usd")),
+        "",
+        "",
+    )
+    table.caption = (
+        "requests, tokens: expected / worst case (re-asks and every judge call). "
+        "retry bound: worst x (num_retries + 1), if every retry were billed."
+    )
+    return table
+
+
+def _total(values: Sequence[float | None]) -> float | None:
+    return None if any(v is None for v in values) else sum(v for v in values if v is not None)

@@ -1,0 +1,138 @@
+"""A lean start: with no Prefect API configured a run is inline (Prefect never imported, nor the
+heavy libraries a TRIP run does not need); a configured API or `--prefect` runs the flow."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import urllib.request
+import uuid
+from pathlib import Path
+
+import pytest
+
+from roadeval.flows.orchestration import OrchestratorKind, choose
+
+from support.model_server import ModelServer, Reply
+from support.prefect_server import PrefectServer
+from support.trip_panel import invoke, query_csv, trip_gold, write_panel
+
+HEAVY = ("prefect", "scipy", "shapely", "ray", "dask", "distributed", "matplotlib")
+
+# Runs the CLI in a fresh interpreter, then reports what it imported: this test process has
+# imported much more by now, so its own sys.modules would prove nothing.
+_PROBE = """
+import json, sys
+from roadeval.flows.cli import app
+try:
+    app(sys.argv[1:], standalone_mode=False)
+    code = 0
+except SystemExit as exc:
+    code = exc.code
+heavy = sorted(m for m in {heavy!r} if m in sys.modules)
+print(json.dumps({{"code": code, "heavy": heavy, "litellm": "litellm" in sys.modules}}))
+"""
+
+
+def _probe(args: list[str], env: dict[str, str]) -> dict[str, object]:
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE.format(heavy=HEAVY), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _clean_env(tmp_path: Path) -> dict[str, str]:
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    # No profile with an API either: the run must choose inline by itself.
+    env["PREFECT_HOME"] = str(tmp_path / "no-prefect-home")
+    return env
+
+
+def test_help_imports_nothing_heavy(tmp_path: Path) -> None:
+    report = _probe(["--help"], _clean_env(tmp_path))
+    assert report["heavy"] == []
+    assert report["litellm"] is False
+
+
+def test_inline_run_imports_no_prefect_and_no_unneeded_library(
+    tmp_path: Path, server: ModelServer
+) -> None:
+    source, _ = trip_gold(tmp_path)
+    server.rules["lean"] = lambda body, hit: Reply("A")
+    panel = write_panel(
+        tmp_path / "panel.yaml",
+        source,
+        [{"model": "openai/lean", "name": "lean", "api_base": server.api_base}],
+        scoring={"engine": "local"},
+        render={"engine": "local"},
+    )
+    store = str(tmp_path / "store")
+    report = _probe(["run", "--panel", str(panel), "--store", store], _clean_env(tmp_path))
+    assert report["code"] == 0
+    assert report["heavy"] == []
+    assert report["litellm"] is True
+    assert len(server.hits_for("lean")) > 0
+    # Recorded as inline, in the `runs` row and in the manifest.
+    rows = query_csv(store, "select orchestrator, status from runs")
+    assert rows[1:] == ["inline,finished"]
+    [manifest] = (Path(store) / "runs").glob("*/manifest.json")
+    assert json.loads(manifest.read_text())["orchestrator"] == "inline"
+
+
+def _task_runs_named(api_url: str, name: str) -> list[dict[str, object]]:
+    body = json.dumps({"task_runs": {"name": {"any_": [name]}}}).encode()
+    request = urllib.request.Request(
+        f"{api_url}/task_runs/filter", body, {"content-type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read())
+
+
+def test_prefect_flag_runs_the_flow(
+    tmp_path: Path, server: ModelServer, prefect_backend: None, prefect_server: PrefectServer
+) -> None:
+    source, _ = trip_gold(tmp_path)
+    label = f"flow-{uuid.uuid4().hex[:8]}"
+    server.rules[label] = lambda body, hit: Reply("A")
+    panel = write_panel(
+        tmp_path / "panel.yaml",
+        source,
+        [{"model": f"openai/{label}", "name": label, "api_base": server.api_base}],
+        scoring={"engine": "local"},
+        render={"engine": "local"},
+    )
+    store = str(tmp_path / "store")
+    result = invoke("run", "--panel", str(panel), "--store", store, "--prefect")
+    assert result.exit_code == 0, result.output
+    assert query_csv(store, "select orchestrator, status from runs")[1:] == ["prefect,finished"]
+    # The stages ran as Prefect task runs of the flow, under their usual names.
+    [planned] = _task_runs_named(prefect_server.api_url, f"plan/trip/{label}/0")
+    assert planned["state_type"] == "COMPLETED"
+    assert _task_runs_named(prefect_server.api_url, f"trip/{label}/0")
+
+
+def test_prefect_is_chosen_when_configured_or_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    monkeypatch.delenv("PREFECT_PROFILE", raising=False)
+    monkeypatch.setenv("PREFECT_HOME", str(tmp_path))
+    assert choose() is OrchestratorKind.INLINE
+    assert choose(prefect=True) is OrchestratorKind.PREFECT
+    # An API in the active profile counts as configured, as it does for Prefect itself.
+    (tmp_path / "profiles.toml").write_text(
+        'active = "work"\n[profiles.work]\nPREFECT_API_URL = "http://127.0.0.1:4200/api"\n'
+    )
+    assert choose() is OrchestratorKind.PREFECT
+    (tmp_path / "profiles.toml").write_text('active = "work"\n[profiles.work]\n')
+    assert choose() is OrchestratorKind.INLINE
+    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:4200/api")
+    assert choose() is OrchestratorKind.PREFECT

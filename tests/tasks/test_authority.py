@@ -1,0 +1,139 @@
+"""One authority per model across processes: callers in other processes are admitted and
+settled by the driver's gate, so the budget and the limits hold over all of them; a stop reaches
+them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from roadeval.tasks.admission import Gate
+from roadeval.tasks.authority import AuthorityServer
+from roadeval.tasks.budget import OUT_OF_BUDGET, Budget
+from roadeval.tasks.gateway import run_on_gateway
+from roadeval.tasks.limits import CallLimiter
+from roadeval.tasks.model_spec import ModelSpec
+from roadeval.tasks.stopping import StopReason, StopSignal
+
+from support.model_server import ModelServer, Reply, ServerLimits
+
+TESTS = Path(__file__).resolve().parents[1]
+
+# A caller in a process of its own: asks `n` requests through the authority, prints what it got.
+CALLER = """
+import asyncio, json, sys
+from roadeval.benchmarks.messages import user_message
+from roadeval.tasks.authority import AuthorityAddress, AuthorityLink, RemoteGate
+from roadeval.tasks.gateway import ModelClient, run_on_gateway
+from roadeval.tasks.model_spec import ModelSpec
+from roadeval.tasks.stopping import StopSignal
+
+spec = ModelSpec.model_validate_json(sys.argv[1])
+address = AuthorityAddress(**json.loads(sys.argv[2]))
+n, tag = int(sys.argv[3]), sys.argv[4]
+stop = StopSignal(grace=0.5)
+gate = RemoteGate(spec, AuthorityLink(address, stop), budgeted=True, tokens=True)
+client = ModelClient(spec, stop=stop, gate=gate)
+
+async def every():
+    requests = [client.request([user_message(f"{tag}{k}?")], 1, tokens_in_est=10) for k in range(n)]
+    return await asyncio.gather(*(client.complete(r) for r in requests))
+
+outcomes = run_on_gateway(every())
+print(json.dumps({
+    "answered": sum(o.final is not None and o.final.ok for o in outcomes),
+    "stopped": sum(o.stopped for o in outcomes),
+    "cost": sum(t.cost_usd or 0.0 for o in outcomes for t in o.tries),
+    "reason": stop.reason.status if stop.reason else None,
+}))
+"""
+
+
+def spec_for(server: ModelServer, name: str) -> ModelSpec:
+    return ModelSpec(
+        model=f"openai/{name}",
+        api_base=server.api_base,
+        params={"max_tokens": 10},
+        input_cost_per_token=0.001,
+        output_cost_per_token=0.002,
+        max_concurrency=4,
+        retry_backoff_s=0.0,
+    )
+
+
+def callers(
+    spec: ModelSpec, server: AuthorityServer, n: int, count: int
+) -> list[dict[str, object]]:
+    address = run_on_gateway(server.start())
+    args = [spec.model_dump_json(), json.dumps(address.__dict__), str(n)]
+    env = {"PYTHONPATH": str(TESTS)}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", CALLER, *args, f"p{k}-"],
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, **env},
+        )
+        for k in range(count)
+    ]
+    try:
+        return [json.loads(p.communicate(timeout=120)[0].strip().splitlines()[-1]) for p in procs]
+    finally:
+        run_on_gateway(server.close())
+
+
+def test_one_budget_holds_over_callers_in_two_processes(server: ModelServer) -> None:
+    # Each answer costs $0.02 and reserves $0.03 before it is sent: $0.1 pays for 4, in all.
+    server.rules["shared"] = lambda body, hit: Reply("A", prompt_tokens=10, completion_tokens=5)
+    spec = spec_for(server, "shared")
+    stop = StopSignal()
+    budget = Budget(0.1)
+    authority = AuthorityServer({spec.label: Gate(spec, stop, budget)}, stop)
+    results = callers(spec, authority, 6, 2)
+    assert sum(int(r["answered"]) for r in results) == 4  # type: ignore[call-overload]
+    assert len(server.hits_for("shared")) == 4
+    spent = sum(float(r["cost"]) for r in results)  # type: ignore[arg-type]
+    assert spent == pytest.approx(0.08) and spent <= 0.1
+    assert budget.spent_usd == pytest.approx(spent)
+    assert stop.reason is not None and stop.reason.status == OUT_OF_BUDGET
+    assert {r["reason"] for r in results} == {OUT_OF_BUDGET}  # the stop reached both
+
+
+def test_one_token_limit_holds_over_callers_in_two_processes(server: ModelServer) -> None:
+    server.rules["windowed"] = lambda body, hit: Reply("A", prompt_tokens=10, completion_tokens=5)
+    server.limits["windowed"] = ServerLimits(tpm=100, enforce=False, window_s=1.0)
+    spec = spec_for(server, "windowed")
+    stop = StopSignal()
+    gate = Gate(spec, stop, Budget(100.0))
+    # 20 tokens a request (10 prompt + 10 max output): 5 per 1-s window, over both processes.
+    gate.limiter = CallLimiter(4, None, 100, window_s=1.0, guard_s=0.05)
+    results = callers(spec, AuthorityServer({spec.label: gate}, stop), 8, 2)
+    assert sum(int(r["answered"]) for r in results) == 16  # type: ignore[call-overload]
+    assert server.window_peaks("windowed").tokens <= 100
+
+
+def test_a_stop_in_the_driver_reaches_the_callers(server: ModelServer) -> None:
+    server.rules["long"] = lambda body, hit: Reply("A", delay_s=0.3)
+    spec = spec_for(server, "long")
+    stop = StopSignal()
+    gate = Gate(spec, stop, Budget(100.0))
+    gate.limiter = CallLimiter(1, None, None)
+    authority = AuthorityServer({spec.label: gate}, stop)
+
+    def stop_once_answering() -> None:
+        while len(server.hits_for("long")) < 3:
+            time.sleep(0.05)
+        stop.request(StopReason("stopped by SIGINT", 130, "interrupted"))
+
+    threading.Thread(target=stop_once_answering, daemon=True).start()
+    (result,) = callers(spec, authority, 40, 1)
+    assert result["reason"] == "interrupted"
+    assert 0 < int(result["answered"]) < 40  # type: ignore[call-overload]
+    assert int(result["stopped"]) > 0  # type: ignore[call-overload]
