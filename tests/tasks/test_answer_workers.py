@@ -32,7 +32,9 @@ def text_items(root: Path, n: int) -> list[Item]:
     ]
 
 
-def plans_for(client: ModelClient, items: list[Item], store: LocalStore, chunk: int) -> list[ShardPlan]:
+def plans_for(
+    client: ModelClient, items: list[Item], store: LocalStore, chunk: int
+) -> list[ShardPlan]:
     suite = get_suite("trip")
     plans = []
     for index, start in enumerate(range(0, len(items), chunk)):
