@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from prefect import Task, flow, task
 from prefect.cache_policies import NO_CACHE
 from prefect.futures import PrefectFuture, as_completed
+from prefect.utilities.annotations import quote
 
 from roadeval.flows.orchestration import OrchestratorKind, Stage, StageFuture
 from roadeval.flows.panel_file import Panel
@@ -31,6 +32,13 @@ def _as_task(stage: Stage[Any]) -> Task[Any, Any]:
 TASKS: dict[str, Task[Any, Any]] = {stage.name: _as_task(stage) for stage in STAGES}
 
 
+def _unwalked(args: Sequence[Any]) -> list[Any]:
+    """Stage arguments that Prefect passes on without walking them: its input resolution visits
+    every element of a collection or dataclass, which for a shard's plan is every message of
+    every item (milliseconds per shard on the hot path). Stages never take futures."""
+    return [quote(arg) for arg in args]
+
+
 class PrefectOrchestrator:
     """Stages as Prefect task runs of the current flow run, on its thread-pool task runner."""
 
@@ -43,10 +51,10 @@ class PrefectOrchestrator:
             raise KeyError(f"stage {stage.name!r} has no Prefect task") from None
 
     def call(self, stage: Stage[T], *args: Any) -> T:
-        return self._task(stage)(*args)
+        return self._task(stage)(*_unwalked(args))
 
     def submit(self, stage: Stage[T], *args: Any) -> StageFuture[T]:
-        return self._task(stage).submit(*args)
+        return self._task(stage).submit(*_unwalked(args))
 
     def as_completed(self, submitted: Sequence[StageFuture[T]]) -> Iterator[StageFuture[T]]:
         pending: list[PrefectFuture[T]] = []

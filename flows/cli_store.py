@@ -1,0 +1,113 @@
+"""The commands that read the store: `query` (read-only SQL over the views), `runs`, and the
+registry listing `suites`."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from enum import StrEnum
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from roadeval.flows.cli_app import app, consoles, fail
+
+
+class OutputFormat(StrEnum):
+    table = "table"
+    csv = "csv"
+    json = "json"
+
+
+StoreOption = Annotated[
+    str | None, typer.Option("--store", help="store root: a folder or s3://bucket/prefix")
+]
+
+
+@app.command()
+def query(
+    sql: Annotated[
+        str,
+        typer.Argument(
+            help="read-only SQL over the views items, plan, responses, parses, scores, metrics, "
+            "pareto, runs, run_events, costs, cost_totals, estimates"
+        ),
+    ],
+    store: StoreOption = None,
+    format: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.table,
+    include_unlanded: Annotated[
+        bool,
+        typer.Option(help="also show parts that no landing published (left by a crashed run)"),
+    ] = False,
+) -> None:
+    """Query the store with DuckDB (read-only)."""
+    columns, rows = _query(store, sql, include_unlanded)
+    _print_rows(columns, rows, format)
+
+
+@app.command()
+def runs(
+    store: StoreOption = None,
+    format: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.table,
+) -> None:
+    """List the store's runs: running, finished, failed, interrupted, or died (no heartbeat)."""
+    sql = (
+        "select run_id, status, started_at, ended_at, panel, n_items, n_scored, n_calls, n_cached, "
+        "n_errors, n_interrupted + n_not_run as n_unfinished, cost_usd, message "
+        "from runs order by started_at"
+    )
+    columns, rows = _query(store, sql, False)
+    _print_rows(columns, rows, format)
+
+
+def _query(
+    store: str | None, sql: str, include_unlanded: bool
+) -> tuple[list[str], list[tuple[Any, ...]]]:
+    import duckdb
+
+    from roadeval.storage.catalog import QueryRefused, check_read_only
+    from roadeval.storage.catalog import query as run_query
+    from roadeval.storage.store import StoreError, open_store
+
+    try:
+        check_read_only(sql)
+        opened = open_store(store)
+        if not opened.is_present():
+            fail(f"no roadeval store at {opened.uri}: nothing has been landed there")
+        return run_query(opened, sql, include_unlanded=include_unlanded)
+    except QueryRefused as exc:
+        fail(str(exc))
+    except duckdb.Error as exc:
+        fail(f"query failed: {exc}")
+    except (StoreError, ValueError) as exc:
+        fail(str(exc))
+
+
+def _print_rows(columns: list[str], rows: list[tuple[Any, ...]], format: OutputFormat) -> None:
+    if format is OutputFormat.json:
+        records = [dict(zip(columns, row, strict=True)) for row in rows]
+        sys.stdout.write(json.dumps(records, default=str, ensure_ascii=False, indent=2) + "\n")
+    elif format is OutputFormat.csv:
+        writer = csv.writer(sys.stdout)
+        writer.writerow(columns)
+        writer.writerows(rows)
+    else:
+        table = Table(*columns)
+        for row in rows:
+            table.add_row(*("" if v is None else str(v) for v in row))
+        consoles.out.print(table)
+
+
+@app.command()
+def suites() -> None:
+    """List the registered suites and offline baselines."""
+    from roadeval.benchmarks.registry import registry_snapshot
+
+    snapshot = registry_snapshot()
+    consoles.out.print("suites: " + ", ".join(snapshot["suites"]))
+    consoles.out.print(
+        "baselines (name@suite, use as model 'roadeval/<name>'): "
+        + ", ".join(snapshot["baselines"])
+    )
