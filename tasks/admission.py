@@ -32,6 +32,11 @@ class Admitting(Protocol):
     """What the gateway asks of a gate: this process's own (`Gate`), or the authority's
     (`tasks.authority.RemoteGate`) for a caller in another process."""
 
+    @property
+    def counts_tokens(self) -> bool:
+        """Whether requests reserve tokens (a budget or a tpm limit): the plan counts them."""
+        ...
+
     async def enter(self, request: ModelRequest) -> Any | None: ...
 
     def leave(

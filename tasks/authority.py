@@ -310,6 +310,10 @@ class RemoteGate:
         self.budgeted = budgeted
         self.tokens = tokens
 
+    @property
+    def counts_tokens(self) -> bool:
+        return self.budgeted or self.tokens
+
     def cost_of(self, request: ModelRequest) -> Cost:
         return request_cost(self.spec, request, budgeted=self.budgeted, tokens=self.tokens)
 

@@ -59,8 +59,9 @@ class ShardPlan:
 
 def estimate_prompt_tokens(client: ModelClient, messages: Sequence[Message]) -> int | None:
     """The prompt's text tokens by the model's tokenizer where LiteLLM has one (images are
-    counted apart); None for a model that costs nothing, where no estimate is needed."""
-    if client.spec.is_baseline:
+    counted apart), when the run reserves tokens (a budget, a tpm limit); else None: counting
+    costs a tokenizer pass per item, and a dry run counts for itself."""
+    if client.spec.is_baseline or not client.gate.counts_tokens:
         return None
     return text_tokens(client.spec.model, messages)
 
