@@ -56,9 +56,10 @@ class Orchestrator(Protocol):
     def close(self) -> None: ...
 
 
-# Prefect's thread-pool task runner has no bound (every submitted shard gets a thread); inline
-# runs give shards the same concurrency unless PREFECT's own setting bounds it.
-_UNBOUNDED = 1 << 16
+# Shards answered at once in an inline run (Prefect's setting, if set, wins): enough to keep
+# every model of a large panel busy (shards are submitted round-robin over suite x model), few
+# enough that a run of 20 models x 10,000 items does not hold every item's coroutine at once.
+STAGE_THREADS = 64
 
 
 def _max_workers() -> int:
@@ -72,7 +73,7 @@ def _max_workers() -> int:
                 return max(1, int(configured))
             except ValueError:
                 raise ValueError(f"{name}={configured!r} is not a whole number") from None
-    return _UNBOUNDED
+    return STAGE_THREADS
 
 
 class InlineOrchestrator:

@@ -126,6 +126,20 @@ def _collect(
     return [done[n] for n in sorted(done)], failure
 
 
+def _round_robin(plans: Sequence[ShardPlan]) -> list[int]:
+    """The plans' indexes taken in turn from each suite x model (its first shard, then every
+    pair's second, ...), so that a bounded pool keeps every model busy."""
+    taken: dict[tuple[str, str], int] = {}
+    first: dict[tuple[str, str], int] = {}
+    keys = []
+    for n, plan in enumerate(plans):
+        pair = (plan.shard.suite.name, plan.shard.client.spec.label)
+        first.setdefault(pair, n)
+        keys.append((taken.get(pair, 0), first[pair], n))
+        taken[pair] = taken.get(pair, 0) + 1
+    return [n for _rank, _first, n in sorted(keys)]
+
+
 def _unanswered_first_attempts(plan: ShardPlan) -> int:
     """The requests a shard's plan will send at least: first attempts the store cannot answer."""
     return sum(1 for planned in plan.items if planned.stored[0] is None)
@@ -270,12 +284,14 @@ class _Run:
             self._plan_stats(plans)
             workers = self._answer_workers(plans)
             try:
-                futures = [
-                    self.orchestrator.submit(
-                        ANSWER_SHARD, plan, self.store, self.judge, self.remote, workers
+                # Results come back in plan order whatever the order of submission.
+                submitted = {
+                    n: self.orchestrator.submit(
+                        ANSWER_SHARD, plans[n], self.store, self.judge, self.remote, workers
                     )
-                    for plan in plans
-                ]
+                    for n in _round_robin(plans)
+                }
+                futures = [submitted[n] for n in range(len(plans))]
                 progress.phase("answering", len(futures))
                 return _collect(self.orchestrator, futures, self.stop, lambda _: progress.advance())
             finally:
@@ -287,7 +303,13 @@ class _Run:
         `processes`, or by itself for a large run on several cores)."""
         from roadeval.tasks.answer_workers import AnswerWorkers, processes_for
 
-        requests = sum(_unanswered_first_attempts(plan) for plan in plans)
+        # Built-in baselines answer in microseconds of their own: worker processes (hundreds of
+        # megabytes each) are worth starting only for calls to models.
+        requests = sum(
+            _unanswered_first_attempts(plan)
+            for plan in plans
+            if not plan.shard.client.spec.is_baseline
+        )
         processes = processes_for(self.panel.processes, requests)
         if processes == 0:
             return None

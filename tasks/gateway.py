@@ -111,6 +111,7 @@ class ModelClient:
         self.redact = redact or Redactor.from_environment([spec.api_key_env or ""])
         self.run_id = run_id
         self.stats = CallStats(spec.label)
+        self._params_by_settings: dict[GenerationSettings, dict[str, Any]] = {}
 
     def request(
         self,
@@ -126,7 +127,7 @@ class ModelClient:
         settings merged under the panel's params (see `benchmarks.generation`)."""
         return ModelRequest(
             model=self.spec.model,
-            params=effective_params(settings or GenerationSettings(), self.spec.params),
+            params=self._params(settings or GenerationSettings()),
             messages=messages,
             attempt=attempt,
             api_base=self.api_base,
@@ -134,6 +135,15 @@ class ModelClient:
             item=item,
             tokens_in_est=tokens_in_est,
         )
+
+    def _params(self, settings: GenerationSettings) -> dict[str, Any]:
+        # One dict per protocol setting, shared by every request that sends it (never mutated):
+        # a large run holds hundreds of thousands of requests.
+        params = self._params_by_settings.get(settings)
+        if params is None:
+            params = effective_params(settings, self.spec.params)
+            self._params_by_settings[settings] = params
+        return params
 
     def __reduce__(self) -> tuple[Any, tuple[ModelSpec]]:
         # Sent to an answer worker, a client becomes that process's client of the same model,

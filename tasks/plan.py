@@ -9,6 +9,8 @@ the first call: the `plan` table is what dry runs, budgets and reruns are querie
 from __future__ import annotations
 
 import json
+import threading
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -66,11 +68,32 @@ def estimate_prompt_tokens(client: ModelClient, messages: Sequence[Message]) -> 
     return text_tokens(client.spec.model, messages)
 
 
+_PROMPTS: weakref.WeakKeyDictionary[Suite, dict[tuple[str, tuple[str, ...]], list[Message]]] = (
+    weakref.WeakKeyDictionary()
+)
+_PROMPTS_LOCK = threading.Lock()
+
+
+def shared_prompt(suite: Suite, item: Item, images: Sequence[ImageRef]) -> list[Message]:
+    """The item's messages, built once per suite and shared by every model's requests (a prompt
+    does not depend on the model; nothing mutates messages): a panel of 20 models holds one
+    copy of each prompt, not 20."""
+    key = (item.content_hash, tuple(image.sha256 for image in images))
+    with _PROMPTS_LOCK:
+        memo = _PROMPTS.setdefault(suite, {})
+        found = memo.get(key)
+    if found is not None:
+        return found
+    messages = suite.prompt(item, images)
+    with _PROMPTS_LOCK:
+        return memo.setdefault(key, messages)
+
+
 def plan_item(
     shard: Shard, item: Item, images: Sequence[ImageRef], cache: ResponseCache
 ) -> PlannedItem:
     suite, client = shard.suite, shard.client
-    messages = suite.prompt(item, images)
+    messages = shared_prompt(suite, item, images)
     settings = suite.generation_for(item)
     text = estimate_prompt_tokens(client, messages)
     tokens_in = None if text is None else input_tokens(client.spec.model, messages, text)

@@ -1,0 +1,48 @@
+"""Contender (a): a bare `litellm.acompletion` loop, 32 requests at a time, over the bench's
+prompts. The floor roadeval's CPU per call is compared with: no store, no cache, no limits.
+
+    python bench/contenders/bare_loop.py PROMPTS_JSONL API_BASE CONCURRENCY
+
+Exits 1 naming the first item whose call failed or came back without text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+async def ask_all(prompts: list[dict[str, Any]], api_base: str, concurrency: int) -> list[str]:
+    import litellm
+
+    gate = asyncio.Semaphore(concurrency)
+
+    async def ask(prompt: dict[str, Any]) -> str:
+        async with gate:
+            response = await litellm.acompletion(
+                model="openai/instant",
+                messages=prompt["messages"],
+                api_base=api_base,
+                api_key="no-key",
+                **prompt["params"],
+            )
+        text = response.choices[0].message.content
+        if not text:
+            raise RuntimeError(f"item {prompt['id']}: the reply had no text")
+        return str(text)
+
+    return await asyncio.gather(*(ask(p) for p in prompts))
+
+
+def main() -> None:
+    path, api_base, concurrency = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+    prompts = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    replies = asyncio.run(ask_all(prompts, api_base, concurrency))
+    print(f"{len(replies)} replies")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,98 @@
+"""The instant model server of the gateway contenders bench, in a process of its own (so its CPU
+is no contender's), recording when each request arrives.
+
+    python bench/contenders/instant_server.py TESTS_DIR
+
+Prints one line, `API_BASE CONTROL_URL`, then serves until killed. The model `instant` answers
+"A" at once.
+`GET CONTROL_URL/arrivals?after=T` answers `{"count": n, "first": t0, "last": t1}`: how many
+requests arrived at or after the epoch time T, and when the first and the last of them did (null
+if none), which is how the bench measures a contender's time from launch to its first model
+request and its rate of calls.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+
+class Arrivals:
+    """Arrival times (epoch seconds) of every model request, in order; thread-safe."""
+
+    def __init__(self) -> None:
+        self._times: list[float] = []
+        self._lock = threading.Lock()
+
+    def add(self, when: float) -> None:
+        with self._lock:
+            # Handler threads may append slightly out of order; insort keeps the list sorted.
+            bisect.insort(self._times, when)
+
+    def since(self, after: float) -> dict[str, Any]:
+        with self._lock:
+            start = bisect.bisect_left(self._times, after)
+            if start == len(self._times):
+                return {"count": 0, "first": None, "last": None}
+            count = len(self._times) - start
+            return {"count": count, "first": self._times[start], "last": self._times[-1]}
+
+
+def control_server(arrivals: Arrivals) -> ThreadingHTTPServer:
+    """A second tiny server for the bench's questions, apart from the model's routes."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            url = urlparse(self.path)
+            if url.path != "/arrivals":
+                self.send_error(404, f"no route {url.path}")
+                return
+            after = float(parse_qs(url.query).get("after", ["0"])[0])
+            data = json.dumps(arrivals.since(after)).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def main() -> None:
+    sys.path.insert(0, sys.argv[1])  # the tests folder, for support.model_server
+    from support.model_server import ModelServer, Reply
+
+    arrivals = Arrivals()
+
+    server = ModelServer().start()
+
+    def instant(body: dict[str, Any], hit: int) -> Reply:
+        arrivals.add(time.time())
+        # The stock server keeps every request body and counts a model's earlier ones on each
+        # hit: O(n) per request, which over 20,000-item rounds would make the server the
+        # bottleneck. Nothing here reads them, so they are dropped as they come.
+        server.hits.clear()
+        return Reply("A")
+
+    # Every contender names the model `instant` (`openai/instant`, `openai-api/bench/instant`).
+    server.rules["instant"] = instant
+    control = control_server(arrivals)
+    print(f"{server.api_base} http://127.0.0.1:{control.server_address[1]}", flush=True)
+    while True:
+        time.sleep(3600)
+
+
+if __name__ == "__main__":
+    main()
