@@ -126,18 +126,55 @@ def _collect(
     return [done[n] for n in sorted(done)], failure
 
 
-def _round_robin(plans: Sequence[ShardPlan]) -> list[int]:
-    """The plans' indexes taken in turn from each suite x model (its first shard, then every
-    pair's second, ...), so that a bounded pool keeps every model busy."""
+def _round_robin(pairs: Sequence[tuple[str, str]]) -> list[int]:
+    """Indexes of the shards (by their suite x model) taken in turn from each pair (its first
+    shard, then every pair's second, ...), so that a bounded pool keeps every model busy."""
     taken: dict[tuple[str, str], int] = {}
     first: dict[tuple[str, str], int] = {}
     keys = []
-    for n, plan in enumerate(plans):
-        pair = (plan.shard.suite.name, plan.shard.client.spec.label)
+    for n, pair in enumerate(pairs):
         first.setdefault(pair, n)
         keys.append((taken.get(pair, 0), first[pair], n))
         taken[pair] = taken.get(pair, 0) + 1
     return [n for _rank, _first, n in sorted(keys)]
+
+
+class _Spread:
+    """The run's answer worker processes, started once the plans so far hold enough calls to
+    models to spread (the panel's `processes`, or by itself for a large run on several cores);
+    built-in baselines, which answer in microseconds of their own, never count."""
+
+    def __init__(self, run: _Run) -> None:
+        self.run = run
+        self.requests = 0
+        self.workers: AnswerWorkers | None = None
+
+    def workers_for(self, plan: ShardPlan) -> AnswerWorkers | None:
+        from roadeval.tasks.answer_workers import processes_for
+
+        if self.workers is not None:
+            return self.workers
+        if not plan.shard.client.spec.is_baseline:
+            self.requests += _unanswered_first_attempts(plan)
+        processes = processes_for(self.run.panel.processes, self.requests)
+        if processes == 0:
+            return None
+        run = self.run
+        clients = run._clients()
+        run.spread = processes
+        self.workers = AnswerWorkers(
+            processes,
+            {c.spec.label: c.gate for c in clients},
+            {c.spec.label: c.stats for c in clients},
+            run.stop,
+            run.run_id,
+            run.budget.capped,
+        )
+        return self.workers
+
+    def close(self) -> None:
+        if self.workers is not None:
+            self.workers.close()
 
 
 def _unanswered_first_attempts(plan: ShardPlan) -> int:
@@ -258,71 +295,80 @@ class _Run:
         return list(seen.values())
 
     def _stages(self) -> tuple[list[ShardResult], BaseException | None]:
-        """Land the items, plan every shard on the renders (and land the plan) before the
-        first call, then answer and score shard by shard."""
+        """Land the items; then plan every shard on the renders, each shard's plan landed
+        before its first call and the shard asked as soon as it has (a dry run plans only)."""
         for suite in self.loaded:
             land_items(self.store, suite.suite.name, suite.items, suite.hash)
         progress = RunProgress(self._clients(), self.budget)
         with progress:
-            plan_futures = [
-                self.orchestrator.submit(
-                    PLAN_SHARD, shard, self.renders[shard.suite.name], self.store
-                )
-                for shard in self.shards
-            ]
-            progress.phase("planning", len(plan_futures))
-            plans, failure = _collect(
-                self.orchestrator, plan_futures, self.stop, lambda _: progress.advance()
-            )
-            if failure is not None:
-                return [], failure
-            self.plans = plans
-            land_plan(self.store, self.run_id, plans, self.judge)
             if self.dry_run:
-                self._land_estimates(plans)
-                return [], None
-            self._plan_stats(plans)
-            workers = self._answer_workers(plans)
-            try:
-                # Results come back in plan order whatever the order of submission.
-                submitted = {
-                    n: self.orchestrator.submit(
-                        ANSWER_SHARD, plans[n], self.store, self.judge, self.remote, workers
-                    )
-                    for n in _round_robin(plans)
-                }
-                futures = [submitted[n] for n in range(len(plans))]
-                progress.phase("answering", len(futures))
-                return _collect(self.orchestrator, futures, self.stop, lambda _: progress.advance())
-            finally:
-                if workers is not None:
-                    workers.close()
+                return self._plan_only(progress)
+            return self._plan_and_answer(progress)
 
-    def _answer_workers(self, plans: Sequence[ShardPlan]) -> AnswerWorkers | None:
-        """Worker processes for the answer stage, when the run spreads its calls (the panel's
-        `processes`, or by itself for a large run on several cores)."""
-        from roadeval.tasks.answer_workers import AnswerWorkers, processes_for
+    def _plan_only(self, progress: RunProgress) -> tuple[list[ShardResult], BaseException | None]:
+        plan_futures = [
+            self.orchestrator.submit(PLAN_SHARD, shard, self.renders[shard.suite.name], self.store)
+            for shard in self.shards
+        ]
+        progress.phase("planning", len(plan_futures))
+        plans, failure = _collect(
+            self.orchestrator, plan_futures, self.stop, lambda _: progress.advance()
+        )
+        if failure is not None:
+            return [], failure
+        self.plans = plans
+        land_plan(self.store, f"{self.run_id}-plan", plans, self.judge)
+        self._land_estimates(plans)
+        return [], None
 
-        # Built-in baselines answer in microseconds of their own: worker processes (hundreds of
-        # megabytes each) are worth starting only for calls to models.
-        requests = sum(
-            _unanswered_first_attempts(plan)
-            for plan in plans
-            if not plan.shard.client.spec.is_baseline
-        )
-        processes = processes_for(self.panel.processes, requests)
-        if processes == 0:
-            return None
-        clients = self._clients()
-        self.spread = processes
-        return AnswerWorkers(
-            processes,
-            {c.spec.label: c.gate for c in clients},
-            {c.spec.label: c.stats for c in clients},
-            self.stop,
-            self.run_id,
-            self.budget.capped,
-        )
+    def _plan_and_answer(
+        self, progress: RunProgress
+    ) -> tuple[list[ShardResult], BaseException | None]:
+        """The first request waits for one shard's plan, not the whole run's: shards are
+        planned in turn from each suite x model, and each is submitted for answering once its
+        plan has landed."""
+        shards = self.shards
+        pairs = [(shard.suite.name, shard.client.spec.label) for shard in shards]
+        plan_futures = {
+            n: self.orchestrator.submit(
+                PLAN_SHARD, shards[n], self.renders[shards[n].suite.name], self.store
+            )
+            for n in _round_robin(pairs)
+        }
+        position = {id(future): n for n, future in plan_futures.items()}
+        progress.phase("answering", len(shards))
+        plans: dict[int, ShardPlan] = {}
+        answers: dict[int, StageFuture[ShardResult]] = {}
+        failure: BaseException | None = None
+        spread = _Spread(self)
+        try:
+            for future in self.orchestrator.as_completed(list(plan_futures.values())):
+                n = position[id(future)]
+                try:
+                    plan = future.result()
+                    land_plan(self.store, f"{shards[n].name}-plan", [plan], self.judge)
+                except Exception as exc:
+                    if failure is None:
+                        failure = exc
+                        reason = StopReason(f"a shard failed: {exc}", 1, RunStatus.FAILED)
+                        self.stop.request(reason)
+                    continue
+                plans[n] = plan
+                self._plan_stats([plan])
+                workers = spread.workers_for(plan)
+                answers[n] = self.orchestrator.submit(
+                    ANSWER_SHARD, plan, self.store, self.judge, self.remote, workers
+                )
+            self.plans = [plans[n] for n in sorted(plans)]
+            results, answer_failure = _collect(
+                self.orchestrator,
+                [answers[n] for n in sorted(answers)],
+                self.stop,
+                lambda _: progress.advance(),
+            )
+            return results, failure or answer_failure
+        finally:
+            spread.close()
 
     def _plan_stats(self, plans: Sequence[ShardPlan]) -> None:
         """Tell each model's live counters how many requests its plans will send (the judge:

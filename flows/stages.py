@@ -74,8 +74,9 @@ ANSWER_SHARD = Stage(
 STAGES = (LOAD_SUITE, RENDER_SUITE, PLAN_SHARD, ANSWER_SHARD)
 
 
-def land_plan(store: Store, run_id: str, plans: list[ShardPlan], judge: ModelClient | None) -> None:
-    """The run's plan as one landing, before its first call, partitioned by suite x model."""
+def land_plan(store: Store, name: str, plans: list[ShardPlan], judge: ModelClient | None) -> None:
+    """Plans as one landing (`name`), before their first call, partitioned by suite x model:
+    a dry run's whole plan, else each shard's own before the shard is asked."""
     from roadeval.tasks.plan import plan_rows
 
     now = datetime.now(UTC)
@@ -85,6 +86,6 @@ def land_plan(store: Store, run_id: str, plans: list[ShardPlan], judge: ModelCli
         parts.setdefault(where, []).extend(plan_rows(plan, judge, now))
     land(
         store,
-        f"{run_id}-plan",
+        name,
         [Part("plan", rows, suite=suite, model=model) for (suite, model), rows in parts.items()],
     )
