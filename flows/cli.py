@@ -238,7 +238,7 @@ ProcessesOption = Annotated[
         "--processes",
         min=0,
         help="answer in this many worker processes (0: in this one); by default one per core "
-        "when the run has 2,000 or more requests to send. Limits and budget hold over all",
+        "when the run has 5,000 or more requests to send. Limits and budget hold over all",
     ),
 ]
 

@@ -205,7 +205,7 @@ class AnswerWorkers:
 
 # A run spreads its calls by itself from this many requests to send: below it, starting the
 # workers (a LiteLLM import, once) costs more than one core loses.
-SPREAD_FROM = 2000
+SPREAD_FROM = 5000
 
 
 def processes_for(configured: int | None, requests: int) -> int:
