@@ -126,7 +126,8 @@ class AnswerWorkers:
         ctx = multiprocessing.get_context("forkserver")
         ctx.set_forkserver_preload(["roadeval.tasks.answer_workers"])
         self._numbers = itertools.count(1)
-        self._waiting: dict[int, Future[ShardResult]] = {}
+        # Shards sent and not yet answered: their future, and the worker answering them.
+        self._waiting: dict[int, tuple[Future[ShardResult], int]] = {}
         self._load: list[int] = [0] * processes
         self._lock = threading.Lock()
         self._workers: list[tuple[Any, Connection, threading.Lock]] = []
@@ -152,8 +153,7 @@ class AnswerWorkers:
             number = next(self._numbers)
             index = min(range(len(self._load)), key=self._load.__getitem__)
             self._load[index] += 1
-            self._waiting[number] = future
-            future.worker = index  # type: ignore[attr-defined]
+            self._waiting[number] = (future, index)
         _process, conn, sending = self._workers[index]
         with sending:
             conn.send((number, plan, store, judge))
@@ -177,7 +177,7 @@ class AnswerWorkers:
             except (EOFError, OSError):
                 break
             with self._lock:
-                future = self._waiting.pop(number, None)
+                future, _worker = self._waiting.pop(number, (None, index))
                 self._load[index] -= 1
             if future is None:
                 continue
@@ -187,9 +187,9 @@ class AnswerWorkers:
                 future.set_exception(value)
         lost = RuntimeError(f"answer worker {index} ended (pid gone) with shards unanswered")
         with self._lock:
-            orphans = [n for n, f in self._waiting.items() if f.worker == index]  # type: ignore[attr-defined]
+            orphans = [n for n, (_f, worker) in self._waiting.items() if worker == index]
             for number in orphans:
-                self._waiting.pop(number).set_exception(lost)
+                self._waiting.pop(number)[0].set_exception(lost)
 
     def close(self) -> None:
         for _process, conn, sending in self._workers:
