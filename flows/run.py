@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
+from roadeval.flows.answering import AnswerSpread, round_robin, unanswered_first_attempts
 from roadeval.flows.manifest import build_manifest, count_table
 from roadeval.flows.orchestration import Orchestrator, StageFuture
 from roadeval.flows.panel_file import Panel
@@ -26,7 +27,6 @@ from roadeval.storage.landing import Part, land
 from roadeval.storage.records import MetricRow
 from roadeval.storage.store import Store, StoreError, describe_store_error
 from roadeval.tasks.aggregate import aggregate
-from roadeval.tasks.answer_workers import AnswerWorkers
 from roadeval.tasks.budget import OUT_OF_BUDGET, Budget
 from roadeval.tasks.gateway import ModelClient
 from roadeval.tasks.items_table import land_items
@@ -124,62 +124,6 @@ def _collect(
         on_done(result)
     # Results in plan order, so reports and manifests do not depend on timing.
     return [done[n] for n in sorted(done)], failure
-
-
-def _round_robin(pairs: Sequence[tuple[str, str]]) -> list[int]:
-    """Indexes of the shards (by their suite x model) taken in turn from each pair (its first
-    shard, then every pair's second, ...), so that a bounded pool keeps every model busy."""
-    taken: dict[tuple[str, str], int] = {}
-    first: dict[tuple[str, str], int] = {}
-    keys = []
-    for n, pair in enumerate(pairs):
-        first.setdefault(pair, n)
-        keys.append((taken.get(pair, 0), first[pair], n))
-        taken[pair] = taken.get(pair, 0) + 1
-    return [n for _rank, _first, n in sorted(keys)]
-
-
-class _Spread:
-    """The run's answer worker processes, started once the plans so far hold enough calls to
-    models to spread (the panel's `processes`, or by itself for a large run on several cores);
-    built-in baselines, which answer in microseconds of their own, never count."""
-
-    def __init__(self, run: _Run) -> None:
-        self.run = run
-        self.requests = 0
-        self.workers: AnswerWorkers | None = None
-
-    def workers_for(self, plan: ShardPlan) -> AnswerWorkers | None:
-        from roadeval.tasks.answer_workers import processes_for
-
-        if self.workers is not None:
-            return self.workers
-        if not plan.shard.client.spec.is_baseline:
-            self.requests += _unanswered_first_attempts(plan)
-        processes = processes_for(self.run.panel.processes, self.requests)
-        if processes == 0:
-            return None
-        run = self.run
-        clients = run._clients()
-        run.spread = processes
-        self.workers = AnswerWorkers(
-            processes,
-            {c.spec.label: c.gate for c in clients},
-            {c.spec.label: c.stats for c in clients},
-            run.stop,
-            run.run_id,
-            run.budget.capped,
-        )
-        return self.workers
-
-    def close(self) -> None:
-        if self.workers is not None:
-            self.workers.close()
-
-
-def _unanswered_first_attempts(plan: ShardPlan) -> int:
-    """The requests a shard's plan will send at least: first attempts the store cannot answer."""
-    return sum(1 for planned in plan.items if planned.stored[0] is None)
 
 
 @dataclass
@@ -333,14 +277,16 @@ class _Run:
             n: self.orchestrator.submit(
                 PLAN_SHARD, shards[n], self.renders[shards[n].suite.name], self.store
             )
-            for n in _round_robin(pairs)
+            for n in round_robin(pairs)
         }
         position = {id(future): n for n, future in plan_futures.items()}
         progress.phase("answering", len(shards))
         plans: dict[int, ShardPlan] = {}
         answers: dict[int, StageFuture[ShardResult]] = {}
         failure: BaseException | None = None
-        spread = _Spread(self)
+        spread = AnswerSpread(
+            self.panel.processes, self._clients, self.stop, self.run_id, self.budget.capped
+        )
         try:
             for future in self.orchestrator.as_completed(list(plan_futures.values())):
                 n = position[id(future)]
@@ -368,13 +314,14 @@ class _Run:
             )
             return results, failure or answer_failure
         finally:
+            self.spread = spread.processes
             spread.close()
 
     def _plan_stats(self, plans: Sequence[ShardPlan]) -> None:
         """Tell each model's live counters how many requests its plans will send (the judge:
         one per judged item at worst)."""
         for plan in plans:
-            plan.shard.client.stats.plan(_unanswered_first_attempts(plan))
+            plan.shard.client.stats.plan(unanswered_first_attempts(plan))
             if self.judge is not None and plan.shard.suite.uses_judge:
                 self.judge.stats.plan(len(plan.items))
 
