@@ -38,6 +38,10 @@ class Store(ABC):
     """Keys are '/'-separated paths below the store's root. A put is all-or-nothing."""
 
     uri: str
+    # Whether a caller on an event loop runs this store's operations right there: a local
+    # folder's are syscalls of microseconds, cheaper than the thread hop that would move them
+    # off the loop (bench/gateway_layers.py); a remote store's wait on the network, in a thread.
+    runs_inline: bool = False
 
     @abstractmethod
     def put(self, key: str, data: bytes) -> None: ...
@@ -97,6 +101,8 @@ def _files_below(folder: Path, key: str) -> list[str]:
 
 class LocalStore(Store):
     """A folder. Writes go to a temporary file beside the target and are renamed into place."""
+
+    runs_inline = True
 
     def __init__(self, root: Path) -> None:
         self.root = root.resolve()

@@ -1,27 +1,26 @@
 """Asking one request once: the stored answer if there is one, else a claim on the request, the
 model's answer, and the answer kept before the claim is let go.
 
-Store I/O runs in threads, off the gateway loop every model call shares. A store that fails
-(full, unwritable, gone) stops the whole run at once: answers that cannot be kept must not be
-bought.
+Store I/O goes through `call_store`: on the loop for a local folder, in a thread for a remote
+store. A store that fails (full, unwritable, gone) stops the whole run at once: answers that
+cannot be kept must not be bought.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import replace
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from roadeval.storage.store import StoreError, describe_store_error
+from roadeval.storage.store import StoreError
 from roadeval.tasks.batch_mode import batcher_for
 from roadeval.tasks.claims import Lease, RequestClaims
 from roadeval.tasks.gateway import CallOutcome, ModelClient
 from roadeval.tasks.model_spec import CallMode
 from roadeval.tasks.request import ModelCall, ModelRequest
 from roadeval.tasks.response_cache import ResponseCache
-from roadeval.tasks.stopping import StopReason
+from roadeval.tasks.store_calls import call_store
 
 T = TypeVar("T")
 
@@ -36,19 +35,13 @@ class Asker:
         self.cache = cache
         # None asks without claiming: for models that cost nothing (the built-in baselines).
         self.claims = claims
+        self.renewals = LeaseRenewals(claims, self._store) if claims is not None else None
 
     async def _store(self, fn: Callable[..., T], *args: object) -> T:
-        try:
-            return await asyncio.to_thread(fn, *args)
-        except Exception as exc:
-            error = exc if isinstance(exc, StoreError) else None
-            error = error or StoreError(describe_store_error(self.cache.store.uri, exc))
-            self.client.stop.request(StopReason(str(error), 1, "failed"))
-            raise error from exc
+        return await call_store(self.cache.store, self.client.stop, fn, *args)
 
     async def ask(self, request: ModelRequest) -> CallOutcome:
         """The answer to `request`, reused or paid for once."""
-        # Hashing the request (its messages run to kilobytes) is CPU work: kept off the loop.
         cached = await self._store(self.cache.lookup, request)
         if cached is not None:
             return _reused(cached, request)
@@ -77,7 +70,8 @@ class Asker:
                 if isinstance(claimed, ModelCall):
                     return _reused(claimed, request)
                 if claimed is not None:
-                    return await self._ask_leased(request, claims, claimed)
+                    assert self.renewals is not None  # there are claims
+                    return await self._ask_leased(request, self.renewals, claimed)
             await asyncio.sleep(wait_s)
             wait_s = min(wait_s * 1.5, claims.max_poll_s)
             cached: ModelCall | None = await self._store(self.cache.get, request.key)
@@ -85,7 +79,7 @@ class Asker:
                 return _reused(cached, request)
 
     def _claim(self, claims: RequestClaims, request_key: str) -> Lease | ModelCall | None:
-        """(In a thread.) A lease on the request; or its answer, if the last holder kept one
+        """A lease on the request; or its answer, if the last holder kept one
         between our look-up and our claim; or None while someone else holds it."""
         lease = claims.try_acquire(request_key)
         if lease is None:
@@ -97,33 +91,18 @@ class Asker:
         return cached
 
     async def _ask_leased(
-        self, request: ModelRequest, claims: RequestClaims, lease: Lease
+        self, request: ModelRequest, renewals: LeaseRenewals, lease: Lease
     ) -> CallOutcome:
-        renewing = asyncio.create_task(self._renew(claims, lease))
-        kept = False
+        renewals.hold(lease)
         try:
             outcome = await self.client.complete(request)
             final = outcome.final
             if final is not None and final.ok:
-                await self._store(self._keep, final, claims, lease)
-                kept = True
+                await self._store(self.cache.put, final)
             return outcome
         finally:
-            renewing.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await renewing
-            if not kept:
-                await self._store(claims.release, lease)
-
-    def _keep(self, answer: ModelCall, claims: RequestClaims, lease: Lease) -> None:
-        """(In a thread.) Keep the answer, then let the claim go: waiters find the answer."""
-        self.cache.put(answer)
-        claims.release(lease)
-
-    async def _renew(self, claims: RequestClaims, lease: Lease) -> None:
-        while True:
-            await asyncio.sleep(claims.ttl_s / 3)
-            await self._store(claims.renew, lease)
+            # After the answer is kept (waiters then find it), never before.
+            await renewals.release(lease)
 
     async def _call_and_keep(self, request: ModelRequest) -> CallOutcome:
         outcome = await self.client.complete(request)
@@ -131,6 +110,49 @@ class Asker:
         if final is not None and final.ok:
             await self._store(self.cache.put, final)
         return outcome
+
+
+class LeaseRenewals:
+    """The leases one asker holds, renewed together every third of their TTL by one task (a
+    task per request would be thousands a minute), and let go only once no renewal of theirs
+    is under way: a renewal landing after the release would put the claim back."""
+
+    def __init__(
+        self, claims: RequestClaims, store: Callable[..., Coroutine[Any, Any, Any]]
+    ) -> None:
+        self.claims = claims
+        self._store = store
+        self.held: set[Lease] = set()
+        self._renewing: dict[Lease, asyncio.Future[None]] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    def hold(self, lease: Lease) -> None:
+        self.held.add(lease)
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._renew_held())
+
+    async def release(self, lease: Lease) -> None:
+        self.held.discard(lease)
+        renewing = self._renewing.get(lease)
+        if renewing is not None:
+            await asyncio.shield(renewing)
+        await self._store(self.claims.release, lease)
+
+    async def _renew_held(self) -> None:
+        loop = asyncio.get_running_loop()
+        while self.held:
+            await asyncio.sleep(self.claims.ttl_s / 3)
+            for lease in list(self.held):
+                if lease not in self.held:  # released while an earlier one was renewed
+                    continue
+                done = self._renewing[lease] = loop.create_future()
+                try:
+                    await self._store(self.claims.renew, lease)
+                except StoreError:
+                    return  # the store failed: the run is stopping (call_store asked it to)
+                finally:
+                    del self._renewing[lease]
+                    done.set_result(None)
 
 
 def _reused(stored: ModelCall, request: ModelRequest) -> CallOutcome:

@@ -17,7 +17,6 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from roadeval.storage.store import describe_store_error
 from roadeval.tasks.batch_api import (
     ENDED_BADLY,
     FINISHED,
@@ -32,7 +31,7 @@ from roadeval.tasks.call_errors import classify
 from roadeval.tasks.gateway import CallOutcome, ModelClient
 from roadeval.tasks.request import MAY_BE_BILLED, ErrorKind, ModelCall, ModelRequest
 from roadeval.tasks.response_cache import ResponseCache
-from roadeval.tasks.stopping import StopReason
+from roadeval.tasks.store_calls import call_store
 
 T = TypeVar("T")
 
@@ -99,13 +98,7 @@ class Batcher:
     # --- records --------------------------------------------------------------------------
 
     async def _store(self, fn: Callable[..., T], *args: object) -> T:
-        """Store I/O in a thread; a store that fails stops the run (answers must be kept)."""
-        try:
-            return await asyncio.to_thread(fn, *args)
-        except Exception as exc:
-            message = describe_store_error(self.cache.store.uri, exc)
-            self.client.stop.request(StopReason(message, 1, "failed"))
-            raise
+        return await call_store(self.cache.store, self.client.stop, fn, *args)
 
     async def _load_once(self) -> None:
         async with self._load_lock:

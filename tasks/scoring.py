@@ -49,10 +49,29 @@ async def score_all(
         if entry is not None:
             on_cluster = remote is not None and suite.heavy_scoring(outcome.item)
             (heavy if on_cluster else local).append((outcome, entry))
-    jobs = [score_outcome(suite, outcome, entry, judge) for outcome, entry in local]
+    if _by_details(suite):
+        chunks = [local[start : start + CHUNK] for start in range(0, len(local), CHUNK)]
+        jobs = [asyncio.to_thread(_score_details, suite, chunk) for chunk in chunks]
+    else:
+        jobs = [score_outcome(suite, outcome, entry, judge) for outcome, entry in local]
     if heavy and remote is not None:
         jobs.append(_score_remotely(suite, heavy, remote))
     await asyncio.gather(*jobs)
+
+
+# Items scored per thread hop when a suite scores by `score_details` alone: a hop per item
+# costs more CPU than a light scorer, and chunks still spread heavy scorers over threads.
+CHUNK = 64
+
+
+def _by_details(suite: Suite) -> bool:
+    """Whether the suite keeps the default `score_item`: `score_details`, never the judge."""
+    return type(suite).score_item is Suite.score_item
+
+
+def _score_details(suite: Suite, chunk: Sequence[tuple[ItemOutcome, ScoreInput]]) -> None:
+    for outcome, entry in chunk:
+        outcome.score = suite.score_details(entry.item, entry.parsed)
 
 
 async def _score_remotely(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -13,8 +14,15 @@ from pathlib import Path
 import boto3
 import pytest
 
+from roadeval.benchmarks.messages import user_message
 from roadeval.storage.store import Store, open_store
+from roadeval.tasks.asking import Asker
 from roadeval.tasks.claims import RequestClaims
+from roadeval.tasks.gateway import CallOutcome, ModelClient, run_on_gateway
+from roadeval.tasks.model_spec import ModelSpec
+from roadeval.tasks.response_cache import ResponseCache
+
+from support.model_server import ModelServer, Reply
 
 KEY = "ab" + "c" * 62
 
@@ -88,3 +96,32 @@ def test_a_claim_whose_holder_died_on_this_machine_is_free_at_once(tmp_path: Pat
     [claim] = (tmp_path / "cache" / "claims").rglob("*.1")
     assert json.loads(claim.read_text())["expires_at"] > time.time() + 500
     assert RequestClaims(store, "next", ttl=30).try_acquire(KEY) is not None
+
+
+def test_an_askers_leases_are_renewed_while_its_calls_last(
+    tmp_path: Path, server: ModelServer
+) -> None:
+    """A call outlasting several TTLs keeps its claim (one renewal task for all the asker's
+    leases); once the answer is kept, every claim is gone and no late renewal puts one back."""
+    store = open_store(str(tmp_path))
+    server.rules["slow"] = lambda body, hit: Reply("A", delay_s=2.0)
+    client = ModelClient(ModelSpec(model="openai/slow", api_base=server.api_base))
+    asker = Asker(client, ResponseCache(store), RequestClaims(store, "holder", ttl=0.6))
+    requests = [client.request([user_message(f"Q{n}?")]) for n in range(3)]
+    rival = RequestClaims(store, "rival", ttl=30)
+    seen_held: list[bool] = []
+
+    async def ask_and_watch() -> list[CallOutcome]:
+        asking = asyncio.gather(*(asker.ask_unanswered(r) for r in requests))
+        for _ in range(6):  # 1.8 s: three TTLs past the claims' first expiry
+            await asyncio.sleep(0.3)
+            # The rival finds every claim still held, though 0.6 s TTLs ran out long ago.
+            seen_held.extend(rival.try_acquire(r.key) is None for r in requests)
+        return await asking
+
+    outcomes = run_on_gateway(ask_and_watch())
+    assert all(o.final is not None and o.final.ok for o in outcomes)
+    assert seen_held and all(seen_held)
+    assert len(server.hits_for("slow")) == 3
+    time.sleep(0.5)  # a renewal landing after the release would show here
+    assert store.list("cache/claims/") == []
