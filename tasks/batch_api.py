@@ -81,6 +81,20 @@ class BatchApi:
         )
         return str(batch.id)
 
+    async def find(self, request: ModelRequest, input_file_id: str, since: float) -> str | None:
+        """The id of the batch made from `input_file_id`, if the provider made one: its list,
+        newest first, is read back to `since` (epoch seconds) less a day of clock skew."""
+        after: str | None = None
+        while True:
+            page = await litellm.alist_batches(after=after, limit=100, **self._kwargs(request))
+            batches = list(page.data)
+            for batch in batches:
+                if batch.input_file_id == input_file_id:
+                    return str(batch.id)
+            if not batches or not page.has_more or batches[-1].created_at < since - 86400:
+                return None
+            after = str(batches[-1].id)
+
     async def retrieve(self, request: ModelRequest, batch_id: str) -> Any:
         # Without the flag, LiteLLM's logging downloads a finished batch's output file once
         # more in the background to price it: a request and a cost computation we do not need.

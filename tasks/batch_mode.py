@@ -25,7 +25,8 @@ from roadeval.tasks.batch_api import (
     batch_error,
     read_line,
 )
-from roadeval.tasks.batch_records import BatchRecord, BatchRecords, BatchState, now_iso
+from roadeval.tasks.batch_creates import BatchCreates
+from roadeval.tasks.batch_records import BatchRecord, BatchRecords, BatchState
 from roadeval.tasks.budget import BudgetExhausted, Reservation
 from roadeval.tasks.call_errors import classify
 from roadeval.tasks.gateway import CallOutcome, ModelClient
@@ -66,6 +67,7 @@ class Batcher:
         self.cache = cache
         self.api = BatchApi(client)
         self.records = BatchRecords(cache.store, client.spec.model, client.api_base)
+        self.creates = BatchCreates(self.api, self.records, self._store, self._sleep_or_stop)
         self._loaded = False
         self._load_lock = asyncio.Lock()
         self._seen: set[str] = set()  # record keys already read
@@ -108,12 +110,21 @@ class Batcher:
 
     async def _refresh(self) -> list[BatchRecord]:
         """Read the records not read yet (this run's first use, or another run's new batches);
-        pending ones hold their requests from now on. Returns the records read."""
+        pending ones hold their requests from now on, and a submitting one is settled first
+        (`BatchCreates.settle`). Returns the records read."""
         keys = [k for k in await self._store(self.records.keys) if k not in self._seen]
         found = []
         for key in keys:
+            if key in self._seen:  # read while settling a submitting record
+                continue
             record = await self._store(self.records.read, key)
-            self._seen.add(key)
+            if record is not None and record.state is BatchState.SUBMITTING:
+                if self.creates.creating(record):
+                    continue  # a create of this process, under way
+                record = await self.creates.settle(record)
+            if record is None:
+                continue
+            self._seen.add(self.records.key(record))
             found.append(record)
             if record.state is BatchState.PENDING:
                 for request_key in record.request_keys:
@@ -172,7 +183,11 @@ class Batcher:
             self._resolve_each(keys, lambda request: CallOutcome(stopped=True))
             return
         # Another run may have submitted some of these since the plan looked: never twice.
-        for record in await self._refresh():
+        refreshed = await self._refresh()
+        if self.client.stop.requested:  # stopped while settling what another run left
+            self._resolve_each(keys, lambda request: CallOutcome(stopped=True))
+            return
+        for record in refreshed:
             held = set(record.request_keys)
             for key in [k for k in keys if k in held]:
                 keys.remove(key)
@@ -187,26 +202,13 @@ class Batcher:
         except Exception as exc:
             self._fail_unsent(requests, exc, created=False)
             return
-        submitted_at = now_iso()
         try:
-            batch_id = await self.api.create(first, file_id, self.client.run_id)
+            record = await self.creates.create(requests, file_id, self.client.run_id)
         except Exception as exc:
             self._fail_unsent(requests, exc, created=True)
             return
-        record = BatchRecord(
-            batch_id=batch_id,
-            input_file_id=file_id,
-            model=self.client.spec.model,
-            api_base=self.client.api_base,
-            run_id=self.client.run_id,
-            request_keys=tuple(r.key for r in requests),
-            attempts=tuple(r.attempt for r in requests),
-            submitted_at=submitted_at,
-        )
-        # Recorded before the first poll: from here a crash resumes by polling this batch.
-        await self._store(self.records.write, record)
-        self._seen.add(self.records.key(batch_id))
-        self._polling.add(batch_id)
+        self._seen.add(self.records.key(record))
+        self._polling.add(record.batch_id)
         for request in requests:
             self._in_batch[request.key] = record
         await self._poll(record, first, delay=self.client.spec.batch_poll_s)
@@ -251,6 +253,8 @@ class Batcher:
         # A create that timed out may have made the batch: its worst case stays spent.
         billed = created and kind in MAY_BE_BILLED
         message = f"the batch could not be submitted: {type(exc).__name__}: {exc}"
+        if billed:
+            message += "; if the provider made it anyway, the next run finds it there and polls it"
         for request in requests:
             call = batch_error(self.client, Slot.of(request), kind, message)
             self._resolve(request.key, call, cost=None if billed else 0.0)

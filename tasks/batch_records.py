@@ -4,6 +4,9 @@ never by submitting (and paying for) its requests again.
 
 One JSON object per batch, `batches/<endpoint id>/<batch id>.json`, where the endpoint id is a
 sha256 of the model string and its api_base: every run of that model at that endpoint sees it.
+Before the batch is created, a `submitting` record (`upload-<input file id>.json`) says a create
+is under way: if its reply never comes back (a crash, a lost connection), a later run asks the
+provider for the batch made from that file rather than paying for its requests again.
 """
 
 from __future__ import annotations
@@ -18,9 +21,11 @@ from roadeval.storage.store import Store
 
 
 class BatchState(StrEnum):
-    """`pending` until its answers are in the response cache; then `done` (or `failed`: the
-    provider ended it failed, expired or cancelled, so its requests may be asked again)."""
+    """`submitting` while its create is under way (no batch id yet); `pending` until its
+    answers are in the response cache; then `done` (or `failed`: the provider ended it failed,
+    expired or cancelled, so its requests may be asked again)."""
 
+    SUBMITTING = "submitting"
     PENDING = "pending"
     DONE = "done"
     FAILED = "failed"
@@ -46,6 +51,9 @@ class BatchRecord:
     state: BatchState = BatchState.PENDING
     # Why a failed batch failed (the provider's status), for whoever reads the record.
     reason: str | None = None
+    # Who wrote a submitting record: while that process lives, its create may be under way.
+    host: str | None = None
+    pid: int | None = None
 
     def to_json(self) -> bytes:
         body = asdict(self)
@@ -68,6 +76,8 @@ class BatchRecord:
                 submitted_at=str(body["submitted_at"]),
                 state=BatchState(body["state"]),
                 reason=body.get("reason"),
+                host=body.get("host"),
+                pid=body.get("pid"),
             )
         except (UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
             raise BadBatchRecord(f"batch record {key}: unreadable: {exc}") from None
@@ -80,8 +90,17 @@ class BatchRecord:
     def submitted(self) -> datetime:
         return datetime.fromisoformat(self.submitted_at)
 
+    @property
+    def name(self) -> str:
+        """The record's name in its folder: the batch id, or its upload's before it has one."""
+        return self.batch_id if self.batch_id else f"upload-{self.input_file_id}"
+
     def ended(self, state: BatchState, reason: str | None = None) -> BatchRecord:
         return replace(self, state=state, reason=reason)
+
+    def created(self, batch_id: str) -> BatchRecord:
+        """The record of the batch a submitting record's create made."""
+        return replace(self, batch_id=batch_id, state=BatchState.PENDING, host=None, pid=None)
 
 
 def endpoint_id(model: str, api_base: str | None) -> str:
@@ -96,17 +115,25 @@ class BatchRecords:
         self.store = store
         self.prefix = f"batches/{endpoint_id(model, api_base)}/"
 
-    def key(self, batch_id: str) -> str:
-        return f"{self.prefix}{batch_id}.json"
+    def key(self, record: BatchRecord) -> str:
+        return f"{self.prefix}{record.name}.json"
 
     def write(self, record: BatchRecord) -> None:
-        self.store.put(self.key(record.batch_id), record.to_json())
+        self.store.put(self.key(record), record.to_json())
+
+    def delete(self, record: BatchRecord) -> None:
+        self.store.delete(self.key(record))
 
     def keys(self) -> list[str]:
         return [k for k in self.store.list(self.prefix) if k.endswith(".json")]
 
-    def read(self, key: str) -> BatchRecord:
-        return BatchRecord.from_json(self.store.get(key), self.store.location(key))
+    def read(self, key: str) -> BatchRecord | None:
+        """The record under `key`; None if it is gone (a submitting record once settled)."""
+        try:
+            data = self.store.get(key)
+        except FileNotFoundError:
+            return None
+        return BatchRecord.from_json(data, self.store.location(key))
 
 
 def now_iso() -> str:

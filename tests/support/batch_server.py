@@ -1,16 +1,20 @@
 """A real OpenAI-style files + batches server on 127.0.0.1 for tests of `mode: batch`.
 
 It implements what LiteLLM's batch API calls: `POST /v1/files` (multipart, purpose=batch),
-`GET /v1/files/{id}`, `GET /v1/files/{id}/content`, `POST /v1/batches`, `GET /v1/batches/{id}`
-and `POST /v1/batches/{id}/cancel`. A batch stays `in_progress` until the test releases it (or
-for a set number of polls), then answers each line by the model's rule (model_server's Reply and
-Rule) into an output file, and the failed lines into an error file. It counts what it was asked.
+`GET /v1/files/{id}`, `GET /v1/files/{id}/content`, `POST /v1/batches`, `GET /v1/batches` (newest
+first, `limit` and `after` as OpenAI pages them), `GET /v1/batches/{id}` and
+`POST /v1/batches/{id}/cancel`. `lose_create_replies = n` makes the next n creates make their
+batch and then drop the connection unanswered (a reply lost on the way: the client cannot tell).
+A batch stays `in_progress` until the test releases it (or for a set number of polls), then
+answers each line by the model's rule (model_server's Reply and Rule) into an output file, and
+the failed lines into an error file. It counts what it was asked.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -18,6 +22,7 @@ from email.parser import BytesParser
 from email.policy import HTTP
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qs, urlparse
 
 from support.model_server import Reply, Rule
 
@@ -54,7 +59,9 @@ class BatchServer:
         self.files_created = 0
         self.batches_created = 0
         self.polls = 0
+        self.lists = 0
         self.content_reads = 0
+        self.lose_create_replies = 0
         self.lines_seen: list[dict[str, Any]] = []
         self.auth_seen: list[str | None] = []
         self._ids = itertools.count(1)
@@ -161,6 +168,26 @@ class BatchServer:
             "request_counts": batch.counts,
         }
 
+    def _list(self, query: dict[str, list[str]]) -> dict[str, Any]:
+        """A page of batches, newest first, as OpenAI's list answers."""
+        limit = int(query.get("limit", ["20"])[0])
+        after = query.get("after", [None])[0]
+        with self._lock:
+            self.lists += 1
+            newest_first = list(reversed(self.batches.values()))
+            if after is not None:
+                ids = [b.id for b in newest_first]
+                newest_first = newest_first[ids.index(after) + 1 :] if after in ids else []
+            page = [self._batch_json(b) for b in newest_first[:limit]]
+            has_more = len(newest_first) > limit
+        return {
+            "object": "list",
+            "data": page,
+            "first_id": page[0]["id"] if page else None,
+            "last_id": page[-1]["id"] if page else None,
+            "has_more": has_more,
+        }
+
     def _retrieve(self, batch_id: str) -> dict[str, Any] | None:
         with self._lock:
             batch = self.batches.get(batch_id)
@@ -231,6 +258,12 @@ class BatchServer:
                         )
                         owner.batches[batch.id] = batch
                         payload = owner._batch_json(batch)
+                        lose = owner.lose_create_replies > 0
+                        owner.lose_create_replies -= int(lose)
+                    if lose:
+                        self.close_connection = True
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                        return
                     self._json(200, payload)
                 elif len(parts) == 5 and parts[2] == "batches" and parts[4] == "cancel":
                     with owner._lock:
@@ -243,8 +276,11 @@ class BatchServer:
                     self._missing()
 
             def do_GET(self) -> None:
-                parts = self.path.rstrip("/").split("/")
-                if len(parts) == 4 and parts[2] == "batches":
+                url = urlparse(self.path)
+                parts = url.path.rstrip("/").split("/")
+                if url.path.rstrip("/") == "/v1/batches":
+                    self._json(200, owner._list(parse_qs(url.query)))
+                elif len(parts) == 4 and parts[2] == "batches":
                     payload = owner._retrieve(parts[3])
                     self._json(200, payload) if payload else self._missing()
                 elif len(parts) in (4, 5) and parts[2] == "files":

@@ -5,9 +5,13 @@ requests, re-asks in a later batch, and a stop while polling left for the next r
 from __future__ import annotations
 
 import json
+import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -19,7 +23,7 @@ from roadeval.benchmarks.registry import get_suite
 from roadeval.benchmarks.suite import Suite
 from roadeval.benchmarks.trip.suite import TripSuite
 from roadeval.storage.store import LocalStore, Store
-from roadeval.tasks.batch_records import BatchRecords, BatchState
+from roadeval.tasks.batch_records import BatchRecord, BatchRecords, BatchState
 from roadeval.tasks.budget import Budget
 from roadeval.tasks.gateway import ModelClient
 from roadeval.tasks.model_spec import CallMode, ModelSpec
@@ -287,3 +291,70 @@ def test_a_budget_submits_only_what_it_can_pay_for_and_waits_for_those_answers(
 
 def _records(store: Store) -> list[str]:
     return [k for k in store.list("batches/") if k.endswith(".json")]
+
+
+def test_a_create_whose_reply_was_lost_is_found_at_the_provider_and_never_paid_for_again(
+    tmp_path: Path, batch_server: BatchServer, trip: tuple[list[Item], Any]
+) -> None:
+    """The provider made the batch but its reply never came back: the run cannot know, so its
+    requests end in errors that may be billed, and its `submitting` record stays. The next run
+    asks the provider for the batch made from that record's file and polls it."""
+    items, rule = trip
+    batch_server.rules["batchy"] = rule
+    batch_server.lose_create_replies = 1
+    batch_server.polls_until_done = 0  # a batch that is polled is done
+    store = LocalStore(tmp_path / "store")
+    spec = batch_spec(batch_server)
+    lost = run_shard(plan_for(TripSuite(), items, ModelClient(spec), store), store)
+    assert lost.counts["errors"] == len(items) and lost.counts["may_be_billed"] == len(items)
+    assert batch_server.batches_created == 1
+    records = BatchRecords(store, spec.model, ModelClient(spec).api_base)
+    [left] = [records.read(key) for key in _records(store)]
+    assert left is not None and left.state is BatchState.SUBMITTING and not left.batch_id
+
+    resumed = run_shard(plan_for(TripSuite(), items, ModelClient(spec), store), store)
+    assert resumed.counts["scored"] == len(items) and resumed.counts["errors"] == 0
+    assert batch_server.batches_created == 1 and batch_server.files_created == 1
+    assert batch_server.lists >= 1
+    [done] = [records.read(key) for key in _records(store)]
+    assert done is not None and done.state is BatchState.DONE and done.batch_id == "batch-2"
+
+
+def test_a_submitting_record_whose_writer_died_before_creating_frees_its_requests(
+    tmp_path: Path, batch_server: BatchServer, trip: tuple[list[Item], Any]
+) -> None:
+    """No batch at the provider was made from the record's file and its writer is gone: the
+    record is dropped and its requests are submitted, once."""
+    items, rule = trip
+    batch_server.rules["batchy"] = rule
+    batch_server.polls_until_done = 0
+    store = LocalStore(tmp_path / "store")
+    spec = batch_spec(batch_server)
+    plan = plan_for(TripSuite(), items, ModelClient(spec), store)
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    records = BatchRecords(store, spec.model, plan.shard.client.api_base)
+    records.write(
+        BatchRecord(
+            batch_id="",
+            input_file_id="file-never-made-into-a-batch",
+            model=spec.model,
+            api_base=plan.shard.client.api_base,
+            run_id="crashed-run",
+            request_keys=tuple(p.requests[0].key for p in plan.items),
+            attempts=(1,) * len(plan.items),
+            submitted_at=datetime.now(UTC).isoformat(),
+            state=BatchState.SUBMITTING,
+            host=socket.gethostname(),
+            pid=int(gone.stdout),
+        )
+    )
+    result = run_shard(plan, store)
+    assert result.counts["scored"] == len(items) and result.counts["errors"] == 0
+    assert batch_server.batches_created == 1 and batch_server.lists >= 1
+    [done] = [records.read(key) for key in _records(store)]
+    assert done is not None and done.state is BatchState.DONE
