@@ -4,7 +4,9 @@ the plans hold enough calls to models."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from roadeval.tasks.answer_workers import AnswerWorkers, processes_for
@@ -32,9 +34,16 @@ def unanswered_first_attempts(plan: ShardPlan) -> int:
 
 
 class AnswerSpread:
-    """The run's answer worker processes, started once the plans so far hold enough calls to
-    models (the panel's `processes`, or by itself for a large run on several cores); built-in
-    baselines, which answer in microseconds of their own, never count."""
+    """The run's answer worker processes, started once the plans so far say the run will send
+    enough calls to models (the panel's `processes`, or by itself for a large run on several
+    cores); built-in baselines, which answer in microseconds of their own, never count.
+
+    The calls still to come are projected from the plans so far: the run's items not planned
+    yet, at the share of planned ones the store could not answer. So a large fresh run spreads
+    from its first plan, and a rerun the store answers never starts a worker. Workers start in
+    the background (a process start waits for LiteLLM's import) while the shard whose plan
+    called for them is answered here, so the first request waits for nobody; the next shards
+    wait for the workers."""
 
     def __init__(
         self,
@@ -43,33 +52,54 @@ class AnswerSpread:
         stop: StopSignal,
         run_id: str,
         budgeted: bool,
+        items: int,
     ) -> None:
         self.configured = configured
         self.clients = clients
         self.stop = stop
         self.run_id = run_id
         self.budgeted = budgeted
+        self.items = items  # the run's items to be asked of models (baselines not counted)
+        self.planned = 0
         self.requests = 0
-        self.processes = 0
-        self.workers: AnswerWorkers | None = None
+        self.processes = 0  # worker processes that answered shards of the run
+        self._starting: Future[AnswerWorkers] | None = None
+
+    def projected_requests(self) -> int:
+        """The first attempts the run will send, as far as its plans so far tell."""
+        if self.planned == 0:
+            return 0
+        left = max(0, self.items - self.planned)
+        return self.requests + round(left * self.requests / self.planned)
 
     def workers_for(self, plan: ShardPlan) -> AnswerWorkers | None:
-        """The workers to answer `plan` in, started now if it brings the run to the threshold;
-        None: answer it here."""
-        if self.workers is not None:
-            return self.workers
-        if not plan.shard.client.spec.is_baseline:
-            self.requests += unanswered_first_attempts(plan)
-        processes = processes_for(self.configured, self.requests)
-        if processes == 0:
-            return None
+        """The workers to answer `plan` in, once started; None: answer it here."""
+        if self._starting is None:
+            if not plan.shard.client.spec.is_baseline:
+                self.planned += len(plan.items)
+                self.requests += unanswered_first_attempts(plan)
+            processes = processes_for(self.configured, self.projected_requests())
+            if processes == 0:
+                return None
+            self._start(processes)
+            if self.configured is None:
+                return None  # answered here while the workers start (the panel's are awaited)
+        assert self._starting is not None
+        # A failed start fails the run here, as any stage's failure does.
+        workers = self._starting.result()
+        self.processes = workers.processes
+        return workers
+
+    def _start(self, processes: int) -> None:
         clients = self.clients()
         gates: Mapping[str, Any] = {c.spec.label: c.gate for c in clients}
         stats: Mapping[str, Any] = {c.spec.label: c.stats for c in clients}
-        self.workers = AnswerWorkers(processes, gates, stats, self.stop, self.run_id, self.budgeted)
-        self.processes = processes
-        return self.workers
+        args = (processes, gates, stats, self.stop, self.run_id, self.budgeted)
+        starter = ThreadPoolExecutor(1, thread_name_prefix="roadeval-answer-start")
+        self._starting = starter.submit(AnswerWorkers, *args)
+        starter.shutdown(wait=False)
 
     def close(self) -> None:
-        if self.workers is not None:
-            self.workers.close()
+        if self._starting is not None:
+            with contextlib.suppress(Exception):  # a failed start was raised where it was used
+                self._starting.result().close()

@@ -284,8 +284,9 @@ class _Run:
         plans: dict[int, ShardPlan] = {}
         answers: dict[int, StageFuture[ShardResult]] = {}
         failure: BaseException | None = None
+        asked = sum(len(s.items) for s in shards if not s.client.spec.is_baseline)
         spread = AnswerSpread(
-            self.panel.processes, self._clients, self.stop, self.run_id, self.budget.capped
+            self.panel.processes, self._clients, self.stop, self.run_id, self.budget.capped, asked
         )
         try:
             for future in self.orchestrator.as_completed(list(plan_futures.values())):

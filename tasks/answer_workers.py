@@ -144,6 +144,10 @@ class AnswerWorkers:
                 target=self._receive, args=(index, mine), name=f"answers-{index}", daemon=True
             ).start()
 
+    @property
+    def processes(self) -> int:
+        return len(self._workers)
+
     def submit(
         self, plan: ShardPlan, store: Store, judge: ModelClient | None
     ) -> Future[ShardResult]:

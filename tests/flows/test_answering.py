@@ -1,0 +1,44 @@
+"""When a run spreads its calls over answer processes: projected from its plans so far."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+from roadeval.flows.answering import AnswerSpread
+from roadeval.tasks.answer_workers import SPREAD_FROM
+from roadeval.tasks.stopping import StopSignal
+
+
+def plan(items: int, stored: int, baseline: bool = False) -> Any:
+    """A shard plan as the spread reads it: `stored` of its `items` answered by the store."""
+    planned = [SimpleNamespace(stored=(object() if n < stored else None,)) for n in range(items)]
+    spec = SimpleNamespace(is_baseline=baseline)
+    return SimpleNamespace(items=planned, shard=SimpleNamespace(client=SimpleNamespace(spec=spec)))
+
+
+def spread(items: int) -> AnswerSpread:
+    return AnswerSpread(None, lambda: [], StopSignal(), "run", False, items)
+
+
+def test_a_fresh_large_run_is_projected_from_its_first_plan() -> None:
+    fresh = spread(4 * SPREAD_FROM)
+    fresh.planned, fresh.requests = 500, 500
+    assert fresh.projected_requests() == 4 * SPREAD_FROM
+    half = spread(4 * SPREAD_FROM)
+    half.planned, half.requests = 500, 250
+    assert half.projected_requests() == 2 * SPREAD_FROM
+
+
+def test_a_rerun_the_store_answers_never_starts_workers() -> None:
+    rerun = spread(4 * SPREAD_FROM)
+    for _ in range(8):
+        assert rerun.workers_for(plan(500, stored=500)) is None
+    assert rerun.projected_requests() == 0 and rerun.processes == 0
+    assert rerun._starting is None
+
+
+def test_baselines_do_not_count() -> None:
+    offline = spread(0)
+    assert offline.workers_for(plan(500, stored=0, baseline=True)) is None
+    assert offline.planned == 0 and offline._starting is None
