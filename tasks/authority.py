@@ -200,6 +200,8 @@ class AuthorityLink:
         self._opening: asyncio.Lock | None = None
         self._listening: asyncio.Task[None] | None = None
         self._closing = False
+        self._outbox: list[bytes] = []
+        self._flushing = False
 
     async def _open(self) -> asyncio.StreamWriter:
         if self._opening is None:
@@ -238,7 +240,7 @@ class AuthorityLink:
                 self.stop.request(lost)
 
     async def enter(self, model: str, cost: Cost) -> dict[str, Any]:
-        writer = await self._open()
+        await self._open()
         number = next(self._ids)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._waiting[number] = future
@@ -250,12 +252,25 @@ class AuthorityLink:
             "usd": cost.usd,
             "prompt_tokens": cost.prompt_tokens,
         }
-        writer.write(json.dumps(message).encode() + b"\n")
+        self._outbox.append(json.dumps(message).encode() + b"\n")
+        self._flush()  # in order: the leaves queued before it go first
         return await future
 
     def send(self, message: dict[str, Any]) -> None:
-        if self._writer is not None:
-            self._writer.write(json.dumps(message).encode() + b"\n")
+        """Send a message that wants no reply; those sent in one turn of the loop (a call's
+        leave and its counts, other calls' ones) go in one write."""
+        if self._writer is None:
+            return
+        self._outbox.append(json.dumps(message).encode() + b"\n")
+        if not self._flushing:
+            self._flushing = True
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flushing = False
+        if self._outbox and self._writer is not None:
+            self._writer.write(b"".join(self._outbox))
+        self._outbox.clear()
 
     def stats_for(self, model: str) -> RemoteStats:
         return RemoteStats(self, model)
@@ -263,6 +278,7 @@ class AuthorityLink:
     async def close(self) -> None:
         """Hang up (after the last leave was sent): the authority settles nothing more."""
         self._closing = True
+        self._flush()
         writer, self._writer = self._writer, None
         if writer is not None:
             with contextlib.suppress(Exception):
@@ -291,6 +307,14 @@ class RemoteStats(CallStats):
                 "rate_limited": rate_limited,
             }
         )
+
+
+def _rate_headers(headers: Mapping[str, str] | None) -> dict[str, str] | None:
+    """The headers the authority's gate reads (`limits.RateHeaders`), the rest left out."""
+    if not headers:
+        return None
+    kept = {k: v for k, v in headers.items() if str(k).lower().startswith("x-ratelimit-")}
+    return kept or None
 
 
 @dataclass
@@ -345,7 +369,7 @@ class RemoteGate:
                 "pass": held.number,
                 "cost_usd": cost_usd,
                 "prompt_tokens": prompt_tokens,
-                "headers": dict(headers) if headers else None,
+                "headers": _rate_headers(headers),
                 "retry_after_s": retry_after_s,
             }
         )
