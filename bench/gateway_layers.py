@@ -80,43 +80,31 @@ def build(api_base: str, items: int, work: Path) -> dict[str, Callable[[str], No
             for item in all_items
         ]
 
-    def bare(tag: str) -> None:
-        client = ModelClient(spec)
-        reqs = requests(client, tag)
+    def looped(with_our_kwargs: bool) -> Callable[[str], None]:
+        """A bare loop of `litellm.acompletion`: the minimal arguments, or roadeval's own."""
 
-        async def go() -> None:
-            bounded = _bounded(CONCURRENCY)
-            await asyncio.gather(
-                *(
-                    bounded(
-                        litellm.acompletion(
-                            model=spec.model,
-                            messages=r.messages,
-                            api_base=api_base,
-                            api_key="no-key",
-                            **r.params,
-                        )
-                    )
-                    for r in reqs
+        def layer(tag: str) -> None:
+            client = ModelClient(spec)
+            reqs = requests(client, tag)
+
+            def kwargs(r: Any) -> dict[str, Any]:
+                if with_our_kwargs:
+                    return client.litellm_kwargs(r, r.messages)
+                return dict(
+                    model=spec.model,
+                    messages=r.messages,
+                    api_base=api_base,
+                    api_key="no-key",
+                    **r.params,
                 )
-            )
 
-        run_on_gateway(go())
+            async def go() -> None:
+                bounded = _bounded(CONCURRENCY)
+                await asyncio.gather(*(bounded(litellm.acompletion(**kwargs(r))) for r in reqs))
 
-    def kwargs(tag: str) -> None:
-        client = ModelClient(spec)
-        reqs = requests(client, tag)
+            run_on_gateway(go())
 
-        async def go() -> None:
-            bounded = _bounded(CONCURRENCY)
-            await asyncio.gather(
-                *(
-                    bounded(litellm.acompletion(**client.litellm_kwargs(r, r.messages)))
-                    for r in reqs
-                )
-            )
-
-        run_on_gateway(go())
+        return layer
 
     def with_client(tag: str) -> None:
         client = ModelClient(spec)
@@ -161,8 +149,8 @@ def build(api_base: str, items: int, work: Path) -> dict[str, Callable[[str], No
             shutil.rmtree(work / tag, ignore_errors=True)
 
     return {
-        "bare": bare,
-        "kwargs": kwargs,
+        "bare": looped(False),
+        "kwargs": looped(True),
         "client": with_client,
         "asker": asked(False),
         "claimed": asked(True),
