@@ -20,8 +20,8 @@ from pathlib import Path
 from roadeval.benchmarks.drawing import job_key
 from roadeval.benchmarks.pointcloud import DEFAULT_FRAME, RENDER_VERSION, synthetic_scan
 from roadeval.benchmarks.trip.scan_views import SCAN_FIELD, ScanViews
-from roadeval.tasks import render_cluster
-from roadeval.tasks.render_cluster import RenderConfig, draw_all, local_cluster
+from roadeval.tasks.render import cluster as render_cluster
+from roadeval.tasks.render.cluster import RenderConfig, draw_all, local_cluster
 
 SPEEDUP_TARGET = 1.7
 WORKER_MEMORY_TARGET_MB = 500

@@ -55,14 +55,14 @@ def build(api_base: str, items: int, work: Path) -> dict[str, Callable[[str], No
 
     from roadeval.benchmarks.registry import get_suite
     from roadeval.storage.store import LocalStore
-    from roadeval.tasks.asking import Asker
-    from roadeval.tasks.claims import RequestClaims
-    from roadeval.tasks.gateway import ModelClient, run_on_gateway
-    from roadeval.tasks.model_spec import ModelSpec
-    from roadeval.tasks.plan import Shard, plan_shard
-    from roadeval.tasks.render import render_items
-    from roadeval.tasks.response_cache import ResponseCache
-    from roadeval.tasks.shard import run_shard
+    from roadeval.tasks.cache.claims import RequestClaims
+    from roadeval.tasks.cache.responses import ResponseCache
+    from roadeval.tasks.calls.gateway import ModelClient, run_on_gateway
+    from roadeval.tasks.render.stage import render_items
+    from roadeval.tasks.requests.model_spec import ModelSpec
+    from roadeval.tasks.shard.asking import Asker
+    from roadeval.tasks.shard.plan import Shard, plan_shard
+    from roadeval.tasks.shard.stages import run_shard
 
     source, _ = write_suite(items, work)
     suite = get_suite("trip")

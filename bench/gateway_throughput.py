@@ -21,16 +21,16 @@ from pathlib import Path
 from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.registry import get_suite
 from roadeval.storage.store import LocalStore
-from roadeval.tasks.gateway import ModelClient
-from roadeval.tasks.model_spec import ModelSpec
-from roadeval.tasks.shard import run_shard
+from roadeval.tasks.calls.gateway import ModelClient
+from roadeval.tasks.requests.model_spec import ModelSpec
+from roadeval.tasks.shard.stages import run_shard
 
 try:  # the staged run: plan, then ask and score
-    from roadeval.tasks.plan import Shard, plan_shard
-    from roadeval.tasks.render import render_items
-    from roadeval.tasks.response_cache import ResponseCache
+    from roadeval.tasks.cache.responses import ResponseCache
+    from roadeval.tasks.render.stage import render_items
+    from roadeval.tasks.shard.plan import Shard, plan_shard
 except ImportError:  # code from before the plan stage: shards ask straight away
-    from roadeval.tasks.shard import Shard  # type: ignore[attr-defined,no-redef]
+    from roadeval.tasks.shard.stages import Shard  # type: ignore[attr-defined,no-redef]
 
     plan_shard = None  # type: ignore[assignment]
 

@@ -33,10 +33,10 @@ from roadeval.benchmarks.messages import ImageRef, Message, user_message
 from roadeval.benchmarks.output import ModelOutput
 from roadeval.benchmarks.suite import ItemScore, ParsedAnswer, ParseStatus, Suite
 from roadeval.storage.store import LocalStore
-from roadeval.tasks.gateway import ModelClient
-from roadeval.tasks.model_spec import ModelSpec
-from roadeval.tasks.remote_scoring import RemoteScoring, ScoreInput, ScoringConfig
-from roadeval.tasks.stopping import StopSignal
+from roadeval.tasks.calls.gateway import ModelClient
+from roadeval.tasks.calls.stopping import StopSignal
+from roadeval.tasks.requests.model_spec import ModelSpec
+from roadeval.tasks.shard.remote_scoring import RemoteScoring, ScoreInput, ScoringConfig
 
 SERVER = """
 import sys, time

@@ -172,11 +172,13 @@ RULES: list[Rule] = [
     ("pydantic (outside litellm)", _has("/pydantic/", "pydantic_core")),
     (
         "roadeval: request hashing",
-        lambda p, n: _ours(p) and "tasks/request.py" in p and ("key" in n or "default" in n),
+        lambda p, n: (
+            _ours(p) and "tasks/requests/request.py" in p and ("key" in n or "default" in n)
+        ),
     ),
     (
         "roadeval: response cache and store writes",
-        lambda p, n: _ours(p) and ("response_cache.py" in p or "storage/store.py" in p),
+        lambda p, n: _ours(p) and ("cache/responses.py" in p or "storage/store.py" in p),
     ),
     (
         "roadeval: claims (leases)",
@@ -188,8 +190,8 @@ RULES: list[Rule] = [
             _ours(p)
             and (
                 "answer_rule" in p
-                or "tasks/scoring.py" in p
-                or "tasks/answer.py" in p
+                or "tasks/shard/scoring.py" in p
+                or "tasks/shard/answer.py" in p
                 or ("benchmarks/" in p and ("parse" in n or "score" in n))
             )
         ),
@@ -198,7 +200,7 @@ RULES: list[Rule] = [
         "roadeval: landing (rows, Parquet)",
         lambda p, n: (
             (_ours(p) and any(s in p for s in ("landing", "tables.py", "records.py")))
-            or "shard_rows" in p
+            or "shard/rows.py" in p
             or "/pyarrow/" in p
         ),
     ),
@@ -206,7 +208,9 @@ RULES: list[Rule] = [
         "roadeval: plan (prompts, requests)",
         lambda p, n: (
             _ours(p)
-            and any(s in p for s in ("tasks/plan.py", "prompt.py", "generation.py", "messages.py"))
+            and any(
+                s in p for s in ("tasks/shard/plan.py", "prompt.py", "generation.py", "messages.py")
+            )
         ),
     ),
     (
@@ -224,7 +228,7 @@ RULES: list[Rule] = [
                     "asking.py",
                     "stopping.py",
                     "reachability",
-                    "tasks/request.py",
+                    "tasks/requests/request.py",
                     "call_errors",
                 )
             )
@@ -460,12 +464,12 @@ def staged_pass(api_base: str, items: int, concurrency: int, chunk: int, priced:
     them into a fresh store, shard after shard (as gateway_throughput.py does)."""
     from roadeval.benchmarks.registry import get_suite
     from roadeval.storage.store import LocalStore
-    from roadeval.tasks.gateway import ModelClient
-    from roadeval.tasks.model_spec import ModelSpec
-    from roadeval.tasks.plan import Shard, plan_shard
-    from roadeval.tasks.render import render_items
-    from roadeval.tasks.response_cache import ResponseCache
-    from roadeval.tasks.shard import run_shard
+    from roadeval.tasks.cache.responses import ResponseCache
+    from roadeval.tasks.calls.gateway import ModelClient
+    from roadeval.tasks.render.stage import render_items
+    from roadeval.tasks.requests.model_spec import ModelSpec
+    from roadeval.tasks.shard.plan import Shard, plan_shard
+    from roadeval.tasks.shard.stages import run_shard
 
     folder = Path(tempfile.mkdtemp(prefix="profile-staged-"))
     source, _ = write_suite(items, folder)

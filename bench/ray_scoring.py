@@ -25,8 +25,8 @@ import ray
 from roadeval.benchmarks.output import ModelOutput
 from roadeval.benchmarks.registry import get_suite
 from roadeval.storage.store import LocalStore
-from roadeval.tasks.remote_scoring import RemoteScoring, ScoreInput, ScoringConfig
-from roadeval.tasks.stopping import StopSignal
+from roadeval.tasks.calls.stopping import StopSignal
+from roadeval.tasks.shard.remote_scoring import RemoteScoring, ScoreInput, ScoringConfig
 
 sys.path.insert(0, str(Path(__file__).parent))
 

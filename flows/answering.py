@@ -9,10 +9,10 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from roadeval.tasks.answer_workers import AnswerWorkers, processes_for
-from roadeval.tasks.gateway import ModelClient
-from roadeval.tasks.plan import ShardPlan
-from roadeval.tasks.stopping import StopSignal
+from roadeval.tasks.calls.gateway import ModelClient
+from roadeval.tasks.calls.stopping import StopSignal
+from roadeval.tasks.shard.answer_workers import AnswerWorkers, processes_for
+from roadeval.tasks.shard.plan import ShardPlan
 
 
 def round_robin(pairs: Sequence[tuple[str, str]]) -> list[int]:

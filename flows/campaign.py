@@ -14,7 +14,7 @@ from roadeval.flows.run_summary import RunSummary
 
 def print_estimate(console: Console, summary: RunSummary) -> None:
     """A dry run's estimate per model and suite (as landed), and that nothing was called."""
-    from roadeval.tasks.estimate import estimate_table
+    from roadeval.tasks.results.estimate import estimate_table
 
     console.print(estimate_table(summary.estimates))
     console.print(

@@ -143,7 +143,7 @@ def _run_panel_once(panel_path: Path, overrides: _Overrides) -> None:
 
 
 def _report(summary: Any) -> None:
-    from roadeval.tasks.report import print_report
+    from roadeval.tasks.results.report import print_report
 
     print_report(consoles.out, summary.metrics, summary.manifest)
     _print_costs(summary)
@@ -182,7 +182,7 @@ def _print_costs(summary: Any) -> None:
 def _end_stopped(stopped: Any) -> NoReturn:
     """Report a run that stopped before its end, and exit with the stop's code."""
     from roadeval.flows.campaign import out_of_budget_block
-    from roadeval.tasks.budget import OUT_OF_BUDGET
+    from roadeval.tasks.calls.budget import OUT_OF_BUDGET
 
     status = stopped.reason.status
     if status == OUT_OF_BUDGET:

@@ -51,6 +51,6 @@ def interrupted(message: str, code: int) -> NoReturn:
 def printable(message: str) -> str:
     """A message as the terminal gets it: any secret of the environment redacted, and rich's
     markup characters escaped (a file name or a reply may hold brackets)."""
-    from roadeval.tasks.secrets import Redactor
+    from roadeval.tasks.calls.secrets import Redactor
 
     return escape(Redactor.from_environment().text(message))

@@ -60,7 +60,7 @@ def qc(
     """Check a suite's items against its quality rules; exit 1 when a rule fails."""
     from roadeval.benchmarks.errors import SuiteSourceError
     from roadeval.benchmarks.registry import get_suite
-    from roadeval.tasks.quality_table import quality_table, verdict
+    from roadeval.tasks.results.quality_table import quality_table, verdict
 
     if not source.exists():
         fail(f"{source}: no such file or folder")
@@ -103,8 +103,8 @@ def render(
     from roadeval.benchmarks.errors import SuiteSourceError
     from roadeval.benchmarks.registry import get_suite
     from roadeval.storage.store import StoreError, open_store
-    from roadeval.tasks.render import render_items
-    from roadeval.tasks.render_cluster import RenderConfig
+    from roadeval.tasks.render.cluster import RenderConfig
+    from roadeval.tasks.render.stage import render_items
 
     options: dict[str, Any] = {}
     for entry in option or []:

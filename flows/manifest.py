@@ -13,9 +13,9 @@ import roadeval
 from roadeval.benchmarks.generation import departures, effective_params
 from roadeval.flows.panel_file import Panel
 from roadeval.flows.suites import LoadedSuite
-from roadeval.tasks.counts import COUNTS, new_counts
-from roadeval.tasks.plan import Shard
-from roadeval.tasks.shard import ShardResult
+from roadeval.tasks.shard.counts import COUNTS, new_counts
+from roadeval.tasks.shard.plan import Shard
+from roadeval.tasks.shard.stages import ShardResult
 
 
 def code_version() -> str:

@@ -9,9 +9,9 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from roadeval.benchmarks.errors import BadItemPolicy, UnknownFieldPolicy
-from roadeval.tasks.model_spec import JudgeSpec, ModelSpec
-from roadeval.tasks.remote_scoring import ScoringConfig, ScoringEngine
-from roadeval.tasks.render_cluster import RenderConfig, RenderEngine
+from roadeval.tasks.render.cluster import RenderConfig, RenderEngine
+from roadeval.tasks.requests.model_spec import JudgeSpec, ModelSpec
+from roadeval.tasks.shard.remote_scoring import ScoringConfig, ScoringEngine
 
 
 class SuiteEntry(BaseModel):

@@ -7,8 +7,8 @@ from typing import Any
 from roadeval.benchmarks.registry import find_baseline
 from roadeval.flows.panel_file import Panel
 from roadeval.flows.suites import LoadedSuite
-from roadeval.tasks.gateway import ModelClient
-from roadeval.tasks.plan import Shard
+from roadeval.tasks.calls.gateway import ModelClient
+from roadeval.tasks.shard.plan import Shard
 
 
 class EmptyRunError(ValueError):

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from roadeval.flows.panel_file import Panel
 from roadeval.storage.store import Store, open_store
-from roadeval.tasks.admission import budget_problems
-from roadeval.tasks.batch_checks import check_batch_models
-from roadeval.tasks.model_spec import MissingKeyError
+from roadeval.tasks.batch.checks import check_batch_models
+from roadeval.tasks.calls.admission import budget_problems
+from roadeval.tasks.requests.model_spec import MissingKeyError
 
 
 def check_before_run(panel: Panel, store_uri: str | None) -> Store:

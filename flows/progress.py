@@ -1,6 +1,6 @@
 """The live display of a run on stderr: what stage it is at, and one line per model with its
 calls done and left, USD spent (against the budget when there is one), its current rate per
-minute and its 429s, read from each client's live counters (`tasks.call_stats`).
+minute and its 429s, read from each client's live counters (`tasks.calls.stats`).
 
 Drawn only when stderr is a terminal (or ROADEVAL_PROGRESS=1 forces it; 0 turns it off), and
 transient: it is gone when the run ends, leaving the report.
@@ -21,9 +21,9 @@ from rich.table import Table
 from rich.text import Text
 
 if TYPE_CHECKING:
-    from roadeval.tasks.budget import Budget
-    from roadeval.tasks.call_stats import StatsSnapshot
-    from roadeval.tasks.gateway import ModelClient
+    from roadeval.tasks.calls.budget import Budget
+    from roadeval.tasks.calls.gateway import ModelClient
+    from roadeval.tasks.calls.stats import StatsSnapshot
 
 
 def forced() -> bool | None:

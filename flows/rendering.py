@@ -10,8 +10,8 @@ from roadeval.flows.orchestration import Orchestrator
 from roadeval.flows.stages import RENDER_SUITE
 from roadeval.flows.suites import LoadedSuite
 from roadeval.storage.store import Store
-from roadeval.tasks.render import RenderReport, Renders
-from roadeval.tasks.render_cluster import RenderConfig
+from roadeval.tasks.render.cluster import RenderConfig
+from roadeval.tasks.render.stage import RenderReport, Renders
 
 
 def render_suites(

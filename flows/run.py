@@ -26,19 +26,19 @@ from roadeval.flows.suites import LoadedSuite
 from roadeval.storage.landing import Part, land
 from roadeval.storage.records import MetricRow
 from roadeval.storage.store import Store, StoreError, describe_store_error
-from roadeval.tasks.aggregate import aggregate
-from roadeval.tasks.budget import OUT_OF_BUDGET, Budget
-from roadeval.tasks.gateway import ModelClient
-from roadeval.tasks.items_table import land_items
-from roadeval.tasks.model_spec import ModelSpec
-from roadeval.tasks.plan import Shard, ShardPlan
-from roadeval.tasks.remote_scoring import RemoteScoring, ScoringEngine
-from roadeval.tasks.render import Renders
-from roadeval.tasks.response_cache import ResponseCache
-from roadeval.tasks.secrets import Redactor, install_log_redaction, remove_log_redaction
-from roadeval.tasks.shard import ShardResult
-from roadeval.tasks.stopping import StopReason, StopSignal
-from roadeval.tasks.suite_tables import suite_table_parts
+from roadeval.tasks.cache.responses import ResponseCache
+from roadeval.tasks.calls.budget import OUT_OF_BUDGET, Budget
+from roadeval.tasks.calls.gateway import ModelClient
+from roadeval.tasks.calls.secrets import Redactor, install_log_redaction, remove_log_redaction
+from roadeval.tasks.calls.stopping import StopReason, StopSignal
+from roadeval.tasks.render.stage import Renders
+from roadeval.tasks.requests.model_spec import ModelSpec
+from roadeval.tasks.results.aggregate import aggregate
+from roadeval.tasks.results.items import land_items
+from roadeval.tasks.results.suite_tables import suite_table_parts
+from roadeval.tasks.shard.plan import Shard, ShardPlan
+from roadeval.tasks.shard.remote_scoring import RemoteScoring, ScoringEngine
+from roadeval.tasks.shard.stages import ShardResult
 
 T = TypeVar("T")
 
@@ -327,7 +327,7 @@ class _Run:
                 self.judge.stats.plan(len(plan.items))
 
     def _land_estimates(self, plans: Sequence[ShardPlan]) -> None:
-        from roadeval.tasks.estimate import estimate_plans, land_estimates
+        from roadeval.tasks.results.estimate import estimate_plans, land_estimates
 
         judge_spec = self.judge.spec if self.judge is not None else None
         self.estimates = list(
@@ -348,7 +348,7 @@ class _Run:
         when some of it has no price or no output bound."""
         if not self.plans:
             return None
-        from roadeval.tasks.estimate import estimate_plans
+        from roadeval.tasks.results.estimate import estimate_plans
 
         cache = ResponseCache(self.store)
         refreshed = [_refreshed(plan, cache) for plan in self.plans]

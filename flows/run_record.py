@@ -19,7 +19,7 @@ from roadeval.storage.heartbeats import Heartbeat, heartbeat_key, interval_s
 from roadeval.storage.landing import Part, land
 from roadeval.storage.records import RUN_COUNT_COLUMNS, RunEventRow
 from roadeval.storage.store import Store
-from roadeval.tasks.secrets import Redactor
+from roadeval.tasks.calls.secrets import Redactor
 
 
 class RunStatus:
@@ -27,7 +27,7 @@ class RunStatus:
     FINISHED = "finished"
     FAILED = "failed"
     INTERRUPTED = "interrupted"
-    # Stopped by its budget (`tasks.budget.OUT_OF_BUDGET`): what was answered is landed.
+    # Stopped by its budget (`tasks.calls.budget.OUT_OF_BUDGET`): what was answered is landed.
     OUT_OF_BUDGET = "out_of_budget"
     # A dry run: planned and estimated, no model called.
     PLANNED = "planned"

@@ -10,8 +10,8 @@ from roadeval.flows.run_record import RunStatus
 
 if TYPE_CHECKING:
     from roadeval.storage.records import MetricRow
-    from roadeval.tasks.shard import ShardResult
-    from roadeval.tasks.stopping import StopReason
+    from roadeval.tasks.calls.stopping import StopReason
+    from roadeval.tasks.shard.stages import ShardResult
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class RunSummary:
     status: str = RunStatus.FINISHED
     orchestrator: str = "inline"
     budget: BudgetState | None = None
-    # A dry run's estimate rows (`tasks.estimate.EstimateRow`), as landed.
+    # A dry run's estimate rows (`tasks.results.estimate.EstimateRow`), as landed.
     estimates: list[Any] = field(default_factory=list)
 
     @property

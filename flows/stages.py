@@ -18,13 +18,13 @@ from roadeval.storage.landing import Part, land
 from roadeval.storage.store import Store
 
 if TYPE_CHECKING:
-    from roadeval.tasks.answer_workers import AnswerWorkers
-    from roadeval.tasks.gateway import ModelClient
-    from roadeval.tasks.plan import Shard, ShardPlan
-    from roadeval.tasks.remote_scoring import RemoteScoring
-    from roadeval.tasks.render import RenderReport, Renders
-    from roadeval.tasks.render_cluster import RenderConfig
-    from roadeval.tasks.shard import ShardResult
+    from roadeval.tasks.calls.gateway import ModelClient
+    from roadeval.tasks.render.cluster import RenderConfig
+    from roadeval.tasks.render.stage import RenderReport, Renders
+    from roadeval.tasks.shard.answer_workers import AnswerWorkers
+    from roadeval.tasks.shard.plan import Shard, ShardPlan
+    from roadeval.tasks.shard.remote_scoring import RemoteScoring
+    from roadeval.tasks.shard.stages import ShardResult
 
 
 def load_suite(panel: Panel, index: int) -> LoadedSuite:
@@ -32,14 +32,14 @@ def load_suite(panel: Panel, index: int) -> LoadedSuite:
 
 
 def render_suite(loaded: LoadedSuite, store: Store, config: RenderConfig) -> RenderReport:
-    from roadeval.tasks.render import render_items
+    from roadeval.tasks.render.stage import render_items
 
     return render_items(loaded.suite, loaded.items, store, config)
 
 
 def plan_shard(shard: Shard, renders: Renders, store: Store) -> ShardPlan:
-    from roadeval.tasks.plan import plan_shard as plan
-    from roadeval.tasks.response_cache import ResponseCache
+    from roadeval.tasks.cache.responses import ResponseCache
+    from roadeval.tasks.shard.plan import plan_shard as plan
 
     return plan(shard, renders, ResponseCache(store))
 
@@ -53,7 +53,7 @@ def answer_shard(
 ) -> ShardResult:
     """Answer one shard: in an answer worker process when the run spreads its calls and the
     shard can go (see `AnswerWorkers.can_take`), else here."""
-    from roadeval.tasks.shard import run_shard
+    from roadeval.tasks.shard.stages import run_shard
 
     if workers is not None and workers.can_take(plan, remote):
         return workers.run(plan, store, judge)
@@ -77,7 +77,7 @@ STAGES = (LOAD_SUITE, RENDER_SUITE, PLAN_SHARD, ANSWER_SHARD)
 def land_plan(store: Store, name: str, plans: list[ShardPlan], judge: ModelClient | None) -> None:
     """Plans as one landing (`name`), before their first call, partitioned by suite x model:
     a dry run's whole plan, else each shard's own before the shard is asked."""
-    from roadeval.tasks.plan import plan_rows
+    from roadeval.tasks.shard.plan import plan_rows
 
     now = datetime.now(UTC)
     parts: dict[tuple[str, str], list[object]] = {}

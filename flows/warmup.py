@@ -8,7 +8,7 @@ import threading
 from importlib import import_module
 
 # The gateway's import brings LiteLLM; the shard code brings the rest of the call path.
-RUN_MODULES = ("roadeval.tasks.gateway", "roadeval.tasks.shard")
+RUN_MODULES = ("roadeval.tasks.calls.gateway", "roadeval.tasks.shard.stages")
 
 
 def _import_all(modules: tuple[str, ...]) -> None:

@@ -43,8 +43,8 @@ _EXPORTS: dict[str, str] = {
     "suite_names": "roadeval.benchmarks.registry",
     "Store": "roadeval.storage.store",
     "open_store": "roadeval.storage.store",
-    "ModelSpec": "roadeval.tasks.model_spec",
-    "JudgeSpec": "roadeval.tasks.model_spec",
+    "ModelSpec": "roadeval.tasks.requests.model_spec",
+    "JudgeSpec": "roadeval.tasks.requests.model_spec",
     "Panel": "roadeval.flows.panel_file",
     "load_panel": "roadeval.flows.panel_file",
     "evaluate_panel": "roadeval.flows.panel",
@@ -116,7 +116,7 @@ if TYPE_CHECKING:
     from roadeval.flows.panel import RunStopped, RunSummary, evaluate_panel
     from roadeval.flows.panel_file import Panel, load_panel
     from roadeval.storage.store import Store, open_store
-    from roadeval.tasks.model_spec import JudgeSpec, ModelSpec
+    from roadeval.tasks.requests.model_spec import JudgeSpec, ModelSpec
 
 
 def __getattr__(name: str) -> Any:

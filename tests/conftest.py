@@ -89,7 +89,7 @@ def ray_session() -> Iterator[None]:
 def dask_address() -> Iterator[str]:
     """A Dask LocalCluster for the session (two worker processes on 127.0.0.1): runs and the
     render stage reach it by address instead of starting their own."""
-    from roadeval.tasks.render_cluster import local_cluster
+    from roadeval.tasks.render.cluster import local_cluster
 
     cluster = local_cluster(2)
     yield cluster.scheduler_address

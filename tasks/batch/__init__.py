@@ -1,1 +1,1 @@
-"""Provider batch APIs (`mode: batch`): checks, creates written ahead, submissions, polls and their records in the store."""
+"""Provider batch APIs (`mode: batch`): checks, creates, submissions, polls, records."""

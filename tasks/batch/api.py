@@ -16,11 +16,11 @@ from typing import Any
 import litellm
 
 from roadeval.benchmarks.messages import encode_messages
-from roadeval.tasks.batch_checks import provider_of
-from roadeval.tasks.gateway import ModelClient
-from roadeval.tasks.pricing import cost_of_usage
-from roadeval.tasks.provider_output import read_output
-from roadeval.tasks.request import ErrorKind, ModelCall, ModelRequest
+from roadeval.tasks.batch.checks import provider_of
+from roadeval.tasks.calls.gateway import ModelClient
+from roadeval.tasks.requests.pricing import cost_of_usage
+from roadeval.tasks.requests.provider_output import read_output
+from roadeval.tasks.requests.request import ErrorKind, ModelCall, ModelRequest
 
 ENDPOINT = "/v1/chat/completions"
 FINISHED = "completed"

@@ -5,8 +5,8 @@ Light on imports (no LiteLLM at import time), so the CLI checks a panel in milli
 
 from __future__ import annotations
 
-from roadeval.tasks.model_spec import CallMode, ModelSpec
-from roadeval.tasks.pricing import prices_for
+from roadeval.tasks.requests.model_spec import CallMode, ModelSpec
+from roadeval.tasks.requests.pricing import prices_for
 
 # LiteLLM's files + batches API speaks OpenAI's protocol to these providers.
 BATCH_PROVIDERS = ("openai", "hosted_vllm", "litellm_proxy", "azure")

@@ -14,10 +14,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from roadeval.storage.liveness import writer_alive
-from roadeval.tasks.batch_api import BatchApi
-from roadeval.tasks.batch_records import BatchRecord, BatchRecords, BatchState, now_iso
-from roadeval.tasks.call_errors import classify
-from roadeval.tasks.request import MAY_BE_BILLED, ModelRequest
+from roadeval.tasks.batch.api import BatchApi
+from roadeval.tasks.batch.records import BatchRecord, BatchRecords, BatchState, now_iso
+from roadeval.tasks.calls.errors import classify
+from roadeval.tasks.requests.request import MAY_BE_BILLED, ModelRequest
 
 # How long past the model's timeout_s a create found in a submitting record may still be under
 # way at its writer (clocks, a slow store write).

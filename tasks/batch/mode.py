@@ -17,7 +17,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from roadeval.tasks.batch_api import (
+from roadeval.tasks.batch.api import (
     ENDED_BADLY,
     FINISHED,
     BatchApi,
@@ -25,14 +25,14 @@ from roadeval.tasks.batch_api import (
     batch_error,
     read_line,
 )
-from roadeval.tasks.batch_creates import BatchCreates
-from roadeval.tasks.batch_records import BatchRecord, BatchRecords, BatchState
-from roadeval.tasks.budget import BudgetExhausted, Reservation
-from roadeval.tasks.call_errors import classify
-from roadeval.tasks.gateway import CallOutcome, ModelClient
-from roadeval.tasks.request import MAY_BE_BILLED, ErrorKind, ModelCall, ModelRequest
-from roadeval.tasks.response_cache import ResponseCache
-from roadeval.tasks.store_calls import call_store
+from roadeval.tasks.batch.creates import BatchCreates
+from roadeval.tasks.batch.records import BatchRecord, BatchRecords, BatchState
+from roadeval.tasks.cache.responses import ResponseCache
+from roadeval.tasks.cache.store_calls import call_store
+from roadeval.tasks.calls.budget import BudgetExhausted, Reservation
+from roadeval.tasks.calls.errors import classify
+from roadeval.tasks.calls.gateway import CallOutcome, ModelClient
+from roadeval.tasks.requests.request import MAY_BE_BILLED, ErrorKind, ModelCall, ModelRequest
 
 T = TypeVar("T")
 

@@ -1,1 +1,1 @@
-"""Answers kept in the store: the response cache (a journal and a cache at once), claims on requests being asked, and store calls from the gateway loop."""
+"""Answers kept in the store: the response cache (the journal), claims, store calls."""

@@ -11,7 +11,7 @@ import threading
 from dataclasses import dataclass
 
 from roadeval.storage.store import Store
-from roadeval.tasks.request import CorruptCacheEntry, ModelCall, ModelRequest
+from roadeval.tasks.requests.request import CorruptCacheEntry, ModelCall, ModelRequest
 
 
 @dataclass(frozen=True)

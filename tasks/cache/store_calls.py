@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from roadeval.storage.store import Store, StoreError, describe_store_error
-from roadeval.tasks.stopping import StopReason, StopSignal
+from roadeval.tasks.calls.stopping import StopReason, StopSignal
 
 T = TypeVar("T")
 

@@ -1,1 +1,1 @@
-"""The call path to every model: the gateway and its loop, limits and admission, the run's authority and budget, retries and errors, reachability, stopping, secrets, and the one builder of a run's model clients."""
+"""The call path: gateway, limits, admission, authority, budget, retries, stops, client builder."""

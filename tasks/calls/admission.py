@@ -3,7 +3,7 @@ cost, then the model's limits admit it (a concurrency slot, requests and tokens 
 it ends, the budget settles at its real cost and the limits learn what the provider counted.
 
 A `Gate` lives with the authority for its model: the driver, or the process a remote caller asks
-through `tasks.authority`; every caller of the model in the run passes the same one."""
+through `tasks.calls.authority`; every caller of the model in the run passes the same one."""
 
 from __future__ import annotations
 
@@ -12,25 +12,25 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from roadeval.tasks.budget import (
+from roadeval.tasks.calls.budget import (
     OUT_OF_BUDGET,
     OUT_OF_BUDGET_EXIT,
     Budget,
     BudgetExhausted,
     Reservation,
 )
-from roadeval.tasks.limits import Admission, CallLimiter
-from roadeval.tasks.model_spec import CallMode, ModelSpec
-from roadeval.tasks.pricing import max_output_tokens, prices_for
-from roadeval.tasks.request import ModelRequest
-from roadeval.tasks.stopping import StopReason, StopSignal
+from roadeval.tasks.calls.limits import Admission, CallLimiter
+from roadeval.tasks.calls.stopping import StopReason, StopSignal
+from roadeval.tasks.requests.model_spec import CallMode, ModelSpec
+from roadeval.tasks.requests.pricing import max_output_tokens, prices_for
+from roadeval.tasks.requests.request import ModelRequest
 
 _BUDGET_POLL_S = 0.05
 
 
 class Admitting(Protocol):
     """What the gateway asks of a gate: this process's own (`Gate`), or the authority's
-    (`tasks.authority.RemoteGate`) for a caller in another process."""
+    (`tasks.calls.authority.RemoteGate`) for a caller in another process."""
 
     @property
     def counts_tokens(self) -> bool:
@@ -99,7 +99,7 @@ def request_cost(spec: ModelSpec, request: ModelRequest, *, budgeted: bool, toke
         return Cost(0, 0.0 if budgeted else None, request.tokens_in_est)
     tokens_in = request.tokens_in_est
     if tokens_in is None:
-        from roadeval.tasks.request_tokens import input_tokens
+        from roadeval.tasks.requests.tokens import input_tokens
 
         tokens_in = input_tokens(spec.model, request.messages)
     max_out = max_output_tokens(spec, request.params)

@@ -19,13 +19,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from roadeval.tasks.admission import Cost, Gate, Pass, UnboundedCost, request_cost
-from roadeval.tasks.budget import Reservation
-from roadeval.tasks.call_stats import CallStats
-from roadeval.tasks.limits import OverLimit
-from roadeval.tasks.model_spec import ModelSpec
-from roadeval.tasks.request import ModelRequest
-from roadeval.tasks.stopping import StopReason, StopSignal
+from roadeval.tasks.calls.admission import Cost, Gate, Pass, UnboundedCost, request_cost
+from roadeval.tasks.calls.budget import Reservation
+from roadeval.tasks.calls.limits import OverLimit
+from roadeval.tasks.calls.stats import CallStats
+from roadeval.tasks.calls.stopping import StopReason, StopSignal
+from roadeval.tasks.requests.model_spec import ModelSpec
+from roadeval.tasks.requests.request import ModelRequest
 
 _LIMIT = 2**24  # one line may carry a 429's headers; never a prompt
 

@@ -8,7 +8,7 @@ import litellm
 from litellm import CustomLLM
 
 from roadeval.benchmarks.registry import BaselineCall, BaselineReply, find_baseline
-from roadeval.tasks.model_spec import BASELINE_PROVIDER
+from roadeval.tasks.requests.model_spec import BASELINE_PROVIDER
 
 
 class BaselineProvider(CustomLLM):

@@ -3,7 +3,7 @@ case before it is sent, and settles at its real cost when it ends. When the next
 cross the cap, the run stops cleanly instead: spending can never exceed the budget.
 
 One Budget per run, held by the driver; callers in other processes reach it through the run's
-authority (`tasks.authority`)."""
+authority (`tasks.calls.authority`)."""
 
 from __future__ import annotations
 

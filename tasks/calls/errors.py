@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import litellm
 
-from roadeval.tasks.request import ErrorKind
+from roadeval.tasks.requests.request import ErrorKind
 
 # Transport errors, by class name in the cause chain (aiohttp, httpx, the standard library).
 _NO_CONNECTION = {

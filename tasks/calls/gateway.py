@@ -22,19 +22,19 @@ from roadeval.benchmarks.generation import GenerationSettings, effective_params
 from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.messages import Message, encode_messages, has_images
 from roadeval.benchmarks.registry import BaselineCall
-from roadeval.tasks import baseline_provider
-from roadeval.tasks.admission import Admitting, Gate, UnboundedCost
-from roadeval.tasks.budget import Budget, Reservation
-from roadeval.tasks.call_errors import RETRYABLE, classify, retry_after_s
-from roadeval.tasks.call_stats import CallStats
-from roadeval.tasks.limits import OverLimit
-from roadeval.tasks.model_spec import MissingKeyError, ModelSpec
-from roadeval.tasks.pricing import cost_of_usage
-from roadeval.tasks.provider_output import read_output
-from roadeval.tasks.reachability import Reachability
-from roadeval.tasks.request import ErrorKind, ModelCall, ModelRequest, normalize_api_base
-from roadeval.tasks.secrets import Redactor
-from roadeval.tasks.stopping import StopReason, StopSignal
+from roadeval.tasks.calls import baseline_provider
+from roadeval.tasks.calls.admission import Admitting, Gate, UnboundedCost
+from roadeval.tasks.calls.budget import Budget, Reservation
+from roadeval.tasks.calls.errors import RETRYABLE, classify, retry_after_s
+from roadeval.tasks.calls.limits import OverLimit
+from roadeval.tasks.calls.reachability import Reachability
+from roadeval.tasks.calls.secrets import Redactor
+from roadeval.tasks.calls.stats import CallStats
+from roadeval.tasks.calls.stopping import StopReason, StopSignal
+from roadeval.tasks.requests.model_spec import MissingKeyError, ModelSpec
+from roadeval.tasks.requests.pricing import cost_of_usage
+from roadeval.tasks.requests.provider_output import read_output
+from roadeval.tasks.requests.request import ErrorKind, ModelCall, ModelRequest, normalize_api_base
 
 T = TypeVar("T")
 
@@ -148,7 +148,7 @@ class ModelClient:
     def __reduce__(self) -> tuple[Any, tuple[ModelSpec]]:
         # Sent to an answer worker, a client becomes that process's client of the same model,
         # admitted by the run's authority (nothing of this process's state crosses).
-        from roadeval.tasks.answer_workers import client_in_worker
+        from roadeval.tasks.shard.answer_workers import client_in_worker
 
         return client_in_worker, (self.spec,)
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import time
 
-from roadeval.tasks.call_errors import TRANSPORT
-from roadeval.tasks.request import ErrorKind
+from roadeval.tasks.calls.errors import TRANSPORT
+from roadeval.tasks.requests.request import ErrorKind
 
 DEFAULT_WINDOW_S = 60.0
 

@@ -1,1 +1,1 @@
-"""The render stage: every item's images drawn where its protocol draws them, in process or on a Dask cluster."""
+"""The render stage: items' images drawn by their protocol, in process or on Dask."""

@@ -18,7 +18,7 @@ from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.messages import ImageRef
 from roadeval.benchmarks.suite import Suite
 from roadeval.storage.store import Store, StoreError, describe_store_error
-from roadeval.tasks.render_cluster import RenderConfig, draw_all
+from roadeval.tasks.render.cluster import RenderConfig, draw_all
 
 Renders = dict[str, tuple[ImageRef, ...]]
 

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from roadeval.tasks.image_tokens import image_tokens
-from roadeval.tasks.model_spec import ModelSpec
+from roadeval.tasks.requests.image_tokens import image_tokens
+from roadeval.tasks.requests.model_spec import ModelSpec
 
 PANEL = "panel"
 LITELLM = "litellm"
@@ -169,8 +169,8 @@ def worst_case(
     batch: bool = False,
 ) -> WorstCase:
     """The most a request can cost: `prompt_tokens` of text, its images (width, height) by the
-    provider's rule (`tasks.image_tokens`; the largest rule for a model with none known) and
-    `max_out` output tokens."""
+    provider's rule (`tasks.requests.image_tokens`; the largest rule for a model with none
+    known) and `max_out` output tokens."""
     tokens_in = prompt_tokens + sum(image_tokens(spec.model, w, h).tokens for w, h in image_sizes)
     prices = prices_for(spec, batch=batch)
     usd = None if prices is None else tokens_in * prices.input + max_out * prices.output

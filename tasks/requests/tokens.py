@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from roadeval.benchmarks.messages import Message, image_refs, message_text
-from roadeval.tasks.image_tokens import image_size, image_tokens
+from roadeval.tasks.requests.image_tokens import image_size, image_tokens
 
 # The chat format's own tokens, which a text count misses: OpenAI counts 3 per message and 3
 # to prime the reply; 4 and 3 here, so that no provider's framing is undercounted.

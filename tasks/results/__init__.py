@@ -1,1 +1,1 @@
-"""What a run lands and shows beyond its shards: the items, corpus metrics, the suites' own tables, the dry run's estimates, the terminal report."""
+"""What a run lands beyond its shards: items, metrics, suite tables, estimates, report."""

@@ -8,11 +8,11 @@
 - retry bound: (num_retries + 1) x worst, since a retried timeout or cut-off reply may be billed
   each time (a try that fails without a reply costs nothing); reported apart, never folded in.
 
-Each request is billed in full: its text by the model's tokenizer, its images by the provider's
-rule (`tasks.image_tokens`), the chat format's per-message tokens, and every output token it may
+Each request is billed in full: its text by the model's tokenizer, its images by the provider's rule
+(`tasks.requests.image_tokens`), the chat format's per-message tokens, and every output token it may
 ask for (`max_tokens`, else the price map's `max_output_tokens`). A judge's prompt is the suite's
-own judge prompt with an empty candidate, plus the candidate's longest answer (the answering
-model's output bound). Unpriced models and unbounded outputs are reported as such, never as $0.
+own judge prompt with an empty candidate, plus the candidate's longest answer (the answering model's
+output bound). Unpriced models and unbounded outputs are reported as such, never as $0.
 """
 
 from __future__ import annotations
@@ -30,12 +30,12 @@ from roadeval.benchmarks.messages import image_refs
 from roadeval.storage.landing import Part, land
 from roadeval.storage.records import EstimateRow
 from roadeval.storage.store import Store
-from roadeval.tasks.admission import UnboundedCost
-from roadeval.tasks.image_tokens import image_rule_label
-from roadeval.tasks.model_spec import CallMode, ModelSpec
-from roadeval.tasks.plan import PlannedItem, ShardPlan
-from roadeval.tasks.pricing import WorstCase, max_output_tokens, prices_for
-from roadeval.tasks.request_tokens import input_tokens
+from roadeval.tasks.calls.admission import UnboundedCost
+from roadeval.tasks.requests.image_tokens import image_rule_label
+from roadeval.tasks.requests.model_spec import CallMode, ModelSpec
+from roadeval.tasks.requests.pricing import WorstCase, max_output_tokens, prices_for
+from roadeval.tasks.requests.tokens import input_tokens
+from roadeval.tasks.shard.plan import PlannedItem, ShardPlan
 
 ANSWER = "answer"
 JUDGE = "judge"

@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from roadeval.storage.records import MetricRow
-from roadeval.tasks.aggregate import ALL, SUITE_WIDE
+from roadeval.tasks.results.aggregate import ALL, SUITE_WIDE
 
 
 def _fmt(value: float | None) -> str:

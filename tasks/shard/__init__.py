@@ -1,1 +1,1 @@
-"""The stages of one shard (suite x model x chunk): plan, ask (with re-asks), score (with the judge, in process or on Ray), the rows it lands, its counts; and the answer worker processes that run shards."""
+"""A shard's stages: plan, ask, score (judge, Ray), its rows and counts; answer workers."""

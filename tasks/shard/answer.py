@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 
 from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.suite import ItemScore, ParsedAnswer, Suite
-from roadeval.tasks.asking import Asker
-from roadeval.tasks.gateway import CallOutcome
-from roadeval.tasks.plan import PlannedItem
-from roadeval.tasks.request import ModelCall
+from roadeval.tasks.calls.gateway import CallOutcome
+from roadeval.tasks.requests.request import ModelCall
+from roadeval.tasks.shard.asking import Asker
+from roadeval.tasks.shard.plan import PlannedItem
 
 
 @dataclass

@@ -1,10 +1,11 @@
 """Answer workers: a run's calls spread over several processes when one core is the limit.
 
 Each worker process answers whole shards (ask, score, land) on its own gateway loop, several at a
-time. Its model clients are admitted and settled by the driver's authority (`tasks.authority`), so
-every model's limits and the run's budget stay exact over all processes, and a stop in the driver
-reaches every worker. Workers are forked from a server that has imported LiteLLM once, so a
-worker starts in well under a second; they ignore SIGINT and SIGTERM, which the driver handles.
+time. Its model clients are admitted and settled by the driver's authority
+(`tasks.calls.authority`), so every model's limits and the run's budget stay exact over all
+processes, and a stop in the driver reaches every worker. Workers are forked from a server that has
+imported LiteLLM once, so a worker starts in well under a second; they ignore SIGINT and SIGTERM,
+which the driver handles.
 """
 
 from __future__ import annotations
@@ -22,15 +23,20 @@ from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from roadeval.storage.store import Store
-from roadeval.tasks.authority import AuthorityAddress, AuthorityLink, AuthorityServer, RemoteGate
-from roadeval.tasks.gateway import ModelClient, run_on_gateway
-from roadeval.tasks.model_spec import CallMode, ModelSpec
-from roadeval.tasks.plan import ShardPlan
-from roadeval.tasks.shard import ShardResult, run_shard
-from roadeval.tasks.stopping import StopSignal
+from roadeval.tasks.calls.authority import (
+    AuthorityAddress,
+    AuthorityLink,
+    AuthorityServer,
+    RemoteGate,
+)
+from roadeval.tasks.calls.gateway import ModelClient, run_on_gateway
+from roadeval.tasks.calls.stopping import StopSignal
+from roadeval.tasks.requests.model_spec import CallMode, ModelSpec
+from roadeval.tasks.shard.plan import ShardPlan
+from roadeval.tasks.shard.stages import ShardResult, run_shard
 
 if TYPE_CHECKING:
-    from roadeval.tasks.remote_scoring import RemoteScoring
+    from roadeval.tasks.shard.remote_scoring import RemoteScoring
 
 # Shards a worker answers at once: enough to keep its loop busy while one shard lands.
 SHARDS_PER_WORKER = 4
@@ -124,7 +130,7 @@ class AnswerWorkers:
         address = run_on_gateway(self._server.start())
         self.context = WorkerContext(address, run_id, budgeted)
         ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["roadeval.tasks.answer_workers"])
+        ctx.set_forkserver_preload(["roadeval.tasks.shard.answer_workers"])
         self._numbers = itertools.count(1)
         # Shards sent and not yet answered: their future, and the worker answering them.
         self._waiting: dict[int, tuple[Future[ShardResult], int]] = {}

@@ -14,13 +14,13 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from roadeval.storage.store import StoreError
-from roadeval.tasks.batch_mode import batcher_for
-from roadeval.tasks.claims import Lease, RequestClaims
-from roadeval.tasks.gateway import CallOutcome, ModelClient
-from roadeval.tasks.model_spec import CallMode
-from roadeval.tasks.request import ModelCall, ModelRequest
-from roadeval.tasks.response_cache import ResponseCache
-from roadeval.tasks.store_calls import call_store
+from roadeval.tasks.batch.mode import batcher_for
+from roadeval.tasks.cache.claims import Lease, RequestClaims
+from roadeval.tasks.cache.responses import ResponseCache
+from roadeval.tasks.cache.store_calls import call_store
+from roadeval.tasks.calls.gateway import CallOutcome, ModelClient
+from roadeval.tasks.requests.model_spec import CallMode
+from roadeval.tasks.requests.request import ModelCall, ModelRequest
 
 T = TypeVar("T")
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.judging import JudgeReply, JudgeRequest
-from roadeval.tasks.asking import Asker
-from roadeval.tasks.request import ModelCall
+from roadeval.tasks.requests.request import ModelCall
+from roadeval.tasks.shard.asking import Asker
 
 
 @dataclass

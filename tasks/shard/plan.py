@@ -20,10 +20,10 @@ from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.messages import ImageRef, Message
 from roadeval.benchmarks.suite import Suite
 from roadeval.storage.records import PlanRow
-from roadeval.tasks.gateway import ModelClient
-from roadeval.tasks.request import ModelCall, ModelRequest
-from roadeval.tasks.request_tokens import input_tokens, text_tokens
-from roadeval.tasks.response_cache import ResponseCache
+from roadeval.tasks.cache.responses import ResponseCache
+from roadeval.tasks.calls.gateway import ModelClient
+from roadeval.tasks.requests.request import ModelCall, ModelRequest
+from roadeval.tasks.requests.tokens import input_tokens, text_tokens
 
 
 @dataclass(frozen=True)

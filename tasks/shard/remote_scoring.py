@@ -25,13 +25,13 @@ from roadeval.benchmarks.judging import JudgeReply, JudgeRequest
 from roadeval.benchmarks.output import ModelOutput
 from roadeval.benchmarks.suite import ItemScore, ParsedAnswer, Suite
 from roadeval.storage.store import Store
-from roadeval.tasks.model_spec import ModelSpec
-from roadeval.tasks.request import ModelCall
-from roadeval.tasks.stopping import StopSignal
+from roadeval.tasks.calls.stopping import StopSignal
+from roadeval.tasks.requests.model_spec import ModelSpec
+from roadeval.tasks.requests.request import ModelCall
 
 if TYPE_CHECKING:
-    from roadeval.tasks.authority import AuthorityAddress, AuthorityServer
-    from roadeval.tasks.gateway import ModelClient
+    from roadeval.tasks.calls.authority import AuthorityAddress, AuthorityServer
+    from roadeval.tasks.calls.gateway import ModelClient
 
 # Ray's own object store, kept small: batches are items and scores, not images.
 OBJECT_STORE_BYTES = 256 * 2**20
@@ -111,13 +111,13 @@ class JudgeService:
         authority: AuthorityAddress | None = None,
         budgeted: bool = False,
     ) -> None:
-        from roadeval.tasks import baseline_provider
-        from roadeval.tasks.asking import Asker
-        from roadeval.tasks.authority import AuthorityLink, RemoteGate
-        from roadeval.tasks.claims import RequestClaims
-        from roadeval.tasks.gateway import ModelClient
-        from roadeval.tasks.response_cache import ResponseCache
-        from roadeval.tasks.secrets import Redactor
+        from roadeval.tasks.cache.claims import RequestClaims
+        from roadeval.tasks.cache.responses import ResponseCache
+        from roadeval.tasks.calls import baseline_provider
+        from roadeval.tasks.calls.authority import AuthorityLink, RemoteGate
+        from roadeval.tasks.calls.gateway import ModelClient
+        from roadeval.tasks.calls.secrets import Redactor
+        from roadeval.tasks.shard.asking import Asker
 
         if spec.api_key_env and key:
             # The judge's own key and nothing else of the driver's environment.
@@ -135,14 +135,14 @@ class JudgeService:
         self.asker = Asker(self.client, ResponseCache(store), claims)
 
     async def judge(self, request: JudgeRequest, item: Item) -> tuple[JudgeReply, list[ModelCall]]:
-        from roadeval.tasks.judge import ItemJudge
+        from roadeval.tasks.shard.judge import ItemJudge
 
         item_judge = ItemJudge(self.asker, item)
         reply = await item_judge(request)
         return reply, item_judge.calls
 
     def stop(self, message: str) -> None:
-        from roadeval.tasks.stopping import StopReason
+        from roadeval.tasks.calls.stopping import StopReason
 
         self.client.stop.request(StopReason(message, 130, "interrupted"))
 
@@ -206,8 +206,8 @@ class RemoteScoring:
         return self._judge
 
     async def _new_judge_actor(self, ray: Any, client: ModelClient) -> Any:
-        from roadeval.tasks.admission import Gate
-        from roadeval.tasks.authority import AuthorityServer
+        from roadeval.tasks.calls.admission import Gate
+        from roadeval.tasks.calls.authority import AuthorityServer
 
         spec = client.spec
         key = os.environ.get(spec.api_key_env) if spec.api_key_env else None

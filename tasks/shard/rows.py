@@ -8,9 +8,9 @@ from datetime import datetime
 from typing import Any
 
 from roadeval.storage.records import ParseRow, ResponseRow, ScoreRow
-from roadeval.tasks.answer import ItemOutcome
-from roadeval.tasks.gateway import ModelClient
-from roadeval.tasks.request import ModelCall
+from roadeval.tasks.calls.gateway import ModelClient
+from roadeval.tasks.requests.request import ModelCall
+from roadeval.tasks.shard.answer import ItemOutcome
 
 
 def _json(value: Any) -> str:

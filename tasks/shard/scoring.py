@@ -11,10 +11,10 @@ import asyncio
 from collections.abc import Sequence
 
 from roadeval.benchmarks.suite import Suite
-from roadeval.tasks.answer import ItemOutcome
-from roadeval.tasks.asking import Asker
-from roadeval.tasks.judge import ItemJudge
-from roadeval.tasks.remote_scoring import RemoteScoring, ScoreInput
+from roadeval.tasks.shard.answer import ItemOutcome
+from roadeval.tasks.shard.asking import Asker
+from roadeval.tasks.shard.judge import ItemJudge
+from roadeval.tasks.shard.remote_scoring import RemoteScoring, ScoreInput
 
 
 def _scorable(outcome: ItemOutcome) -> ScoreInput | None:

@@ -14,16 +14,16 @@ from datetime import UTC, datetime
 from roadeval.benchmarks.suite import ParseStatus, ScoredItem
 from roadeval.storage.landing import Part, land
 from roadeval.storage.store import Store
-from roadeval.tasks.answer import ItemOutcome, answer_item
-from roadeval.tasks.asking import Asker
-from roadeval.tasks.claims import RequestClaims
-from roadeval.tasks.counts import new_counts
-from roadeval.tasks.gateway import ModelClient, run_on_gateway
-from roadeval.tasks.plan import Shard, ShardPlan
-from roadeval.tasks.remote_scoring import RemoteScoring
-from roadeval.tasks.response_cache import CorruptEntry, ResponseCache
-from roadeval.tasks.scoring import score_all
-from roadeval.tasks.shard_rows import parse_rows, response_rows, score_rows
+from roadeval.tasks.cache.claims import RequestClaims
+from roadeval.tasks.cache.responses import CorruptEntry, ResponseCache
+from roadeval.tasks.calls.gateway import ModelClient, run_on_gateway
+from roadeval.tasks.shard.answer import ItemOutcome, answer_item
+from roadeval.tasks.shard.asking import Asker
+from roadeval.tasks.shard.counts import new_counts
+from roadeval.tasks.shard.plan import Shard, ShardPlan
+from roadeval.tasks.shard.remote_scoring import RemoteScoring
+from roadeval.tasks.shard.rows import parse_rows, response_rows, score_rows
+from roadeval.tasks.shard.scoring import score_all
 
 __all__ = ["Shard", "ShardResult", "run_shard", "summarise"]
 

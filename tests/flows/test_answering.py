@@ -6,8 +6,8 @@ from types import SimpleNamespace
 from typing import Any
 
 from roadeval.flows.answering import AnswerSpread
-from roadeval.tasks.answer_workers import SPREAD_FROM
-from roadeval.tasks.stopping import StopSignal
+from roadeval.tasks.calls.stopping import StopSignal
+from roadeval.tasks.shard.answer_workers import SPREAD_FROM
 
 
 def plan(items: int, stored: int, baseline: bool = False) -> Any:

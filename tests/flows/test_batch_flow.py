@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from roadeval.benchmarks.registry import get_suite
-from roadeval.tasks.gateway import ModelClient
-from roadeval.tasks.model_spec import ModelSpec
+from roadeval.tasks.calls.gateway import ModelClient
+from roadeval.tasks.requests.model_spec import ModelSpec
 
 from support.batch_server import BatchServer
 from support.cli_process import start_cli, wait_until
@@ -50,7 +50,7 @@ def online_keys(source: Path, spec: dict[str, Any]) -> set[str]:
     """The request keys the online path would send for the suite's items (render-free: text
     items only have no images; image items are keyed by their images' digests)."""
     suite = get_suite("trip")
-    from roadeval.tasks.render import render_items
+    from roadeval.tasks.render.stage import render_items
 
     items = suite.load(source).items
     online = {k: v for k, v in spec.items() if not k.startswith("batch_") and k != "mode"}

@@ -10,9 +10,9 @@ import pytest
 from rich.console import Console
 
 from roadeval.flows.progress import RunProgress
-from roadeval.tasks.budget import Budget
-from roadeval.tasks.gateway import ModelClient
-from roadeval.tasks.model_spec import ModelSpec
+from roadeval.tasks.calls.budget import Budget
+from roadeval.tasks.calls.gateway import ModelClient
+from roadeval.tasks.requests.model_spec import ModelSpec
 
 from support.model_server import ModelServer, Reply
 from support.trip_panel import invoke, trip_gold, write_panel

@@ -15,8 +15,8 @@ from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.registry import get_suite
 from roadeval.benchmarks.suite import Suite
 from roadeval.storage.store import open_store
-from roadeval.tasks.render import render_items
-from roadeval.tasks.render_cluster import RenderConfig
+from roadeval.tasks.render.cluster import RenderConfig
+from roadeval.tasks.render.stage import render_items
 
 from support.trip_panel import invoke
 

@@ -8,8 +8,8 @@ from roadeval.benchmarks.item import AnswerKind, Item
 from roadeval.benchmarks.suite import GroupValue, ParsedAnswer, ParseStatus, ScoredItem
 from roadeval.benchmarks.trip.suite import TripSuite
 from roadeval.storage.records import ErrorParetoRow
-from roadeval.tasks.aggregate import aggregate
-from roadeval.tasks.suite_tables import suite_table_parts
+from roadeval.tasks.results.aggregate import aggregate
+from roadeval.tasks.results.suite_tables import suite_table_parts
 
 KM, LR = "knowledge memory", "logical reasoning"
 

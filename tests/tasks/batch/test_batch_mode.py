@@ -23,15 +23,15 @@ from roadeval.benchmarks.registry import get_suite
 from roadeval.benchmarks.suite import Suite
 from roadeval.benchmarks.trip.suite import TripSuite
 from roadeval.storage.store import LocalStore, Store
-from roadeval.tasks.batch_records import BatchRecord, BatchRecords, BatchState
-from roadeval.tasks.budget import Budget
-from roadeval.tasks.gateway import ModelClient
-from roadeval.tasks.model_spec import CallMode, ModelSpec
-from roadeval.tasks.plan import Shard, ShardPlan, plan_shard
-from roadeval.tasks.render import render_items
-from roadeval.tasks.response_cache import ResponseCache
-from roadeval.tasks.shard import ShardResult, run_shard
-from roadeval.tasks.stopping import StopReason
+from roadeval.tasks.batch.records import BatchRecord, BatchRecords, BatchState
+from roadeval.tasks.cache.responses import ResponseCache
+from roadeval.tasks.calls.budget import Budget
+from roadeval.tasks.calls.gateway import ModelClient
+from roadeval.tasks.calls.stopping import StopReason
+from roadeval.tasks.render.stage import render_items
+from roadeval.tasks.requests.model_spec import CallMode, ModelSpec
+from roadeval.tasks.shard.plan import Shard, ShardPlan, plan_shard
+from roadeval.tasks.shard.stages import ShardResult, run_shard
 
 from support.batch_server import BatchServer
 from support.cli_process import wait_until

@@ -16,11 +16,11 @@ import pytest
 
 from roadeval.benchmarks.messages import user_message
 from roadeval.storage.store import Store, open_store
-from roadeval.tasks.asking import Asker
-from roadeval.tasks.claims import RequestClaims
-from roadeval.tasks.gateway import CallOutcome, ModelClient, run_on_gateway
-from roadeval.tasks.model_spec import ModelSpec
-from roadeval.tasks.response_cache import ResponseCache
+from roadeval.tasks.cache.claims import RequestClaims
+from roadeval.tasks.cache.responses import ResponseCache
+from roadeval.tasks.calls.gateway import CallOutcome, ModelClient, run_on_gateway
+from roadeval.tasks.requests.model_spec import ModelSpec
+from roadeval.tasks.shard.asking import Asker
 
 from support.model_server import ModelServer, Reply
 
@@ -84,7 +84,7 @@ def test_a_claim_whose_holder_died_on_this_machine_is_free_at_once(tmp_path: Pat
             sys.executable,
             "-c",
             "import sys; from roadeval.storage.store import open_store; "
-            "from roadeval.tasks.claims import RequestClaims; "
+            "from roadeval.tasks.cache.claims import RequestClaims; "
             f"print(RequestClaims(open_store(sys.argv[1]), 'gone', ttl=600).try_acquire('{KEY}'))",
             str(tmp_path),
         ],

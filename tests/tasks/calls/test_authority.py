@@ -14,26 +14,26 @@ from pathlib import Path
 
 import pytest
 
-from roadeval.tasks.admission import Gate
-from roadeval.tasks.authority import AuthorityServer
-from roadeval.tasks.budget import OUT_OF_BUDGET, Budget
-from roadeval.tasks.gateway import run_on_gateway
-from roadeval.tasks.limits import CallLimiter
-from roadeval.tasks.model_spec import ModelSpec
-from roadeval.tasks.stopping import StopReason, StopSignal
+from roadeval.tasks.calls.admission import Gate
+from roadeval.tasks.calls.authority import AuthorityServer
+from roadeval.tasks.calls.budget import OUT_OF_BUDGET, Budget
+from roadeval.tasks.calls.gateway import run_on_gateway
+from roadeval.tasks.calls.limits import CallLimiter
+from roadeval.tasks.calls.stopping import StopReason, StopSignal
+from roadeval.tasks.requests.model_spec import ModelSpec
 
 from support.model_server import ModelServer, Reply, ServerLimits
 
-TESTS = Path(__file__).resolve().parents[1]
+TESTS = Path(__file__).resolve().parents[2]
 
 # A caller in a process of its own: asks `n` requests through the authority, prints what it got.
 CALLER = """
 import asyncio, json, sys
 from roadeval.benchmarks.messages import user_message
-from roadeval.tasks.authority import AuthorityAddress, AuthorityLink, RemoteGate
-from roadeval.tasks.gateway import ModelClient, run_on_gateway
-from roadeval.tasks.model_spec import ModelSpec
-from roadeval.tasks.stopping import StopSignal
+from roadeval.tasks.calls.authority import AuthorityAddress, AuthorityLink, RemoteGate
+from roadeval.tasks.calls.gateway import ModelClient, run_on_gateway
+from roadeval.tasks.requests.model_spec import ModelSpec
+from roadeval.tasks.calls.stopping import StopSignal
 
 spec = ModelSpec.model_validate_json(sys.argv[1])
 address = AuthorityAddress(**json.loads(sys.argv[2]))

@@ -8,10 +8,10 @@ import asyncio
 import pytest
 
 from roadeval.benchmarks.messages import user_message
-from roadeval.tasks.budget import OUT_OF_BUDGET, OUT_OF_BUDGET_EXIT, Budget, BudgetExhausted
-from roadeval.tasks.gateway import CallOutcome, ModelClient, run_on_gateway
-from roadeval.tasks.model_spec import ModelSpec
-from roadeval.tasks.stopping import StopSignal
+from roadeval.tasks.calls.budget import OUT_OF_BUDGET, OUT_OF_BUDGET_EXIT, Budget, BudgetExhausted
+from roadeval.tasks.calls.gateway import CallOutcome, ModelClient, run_on_gateway
+from roadeval.tasks.calls.stopping import StopSignal
+from roadeval.tasks.requests.model_spec import ModelSpec
 
 from support.model_server import ModelServer, Reply
 

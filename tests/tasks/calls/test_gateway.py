@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from roadeval.benchmarks.messages import user_message
-from roadeval.tasks.gateway import ModelClient, run_on_gateway
-from roadeval.tasks.model_spec import ModelSpec
-from roadeval.tasks.request import ErrorKind, ModelCall
+from roadeval.tasks.calls.gateway import ModelClient, run_on_gateway
+from roadeval.tasks.requests.model_spec import ModelSpec
+from roadeval.tasks.requests.request import ErrorKind, ModelCall
 
 from support.model_server import ModelServer, Reply
 

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from roadeval.benchmarks.messages import user_message
-from roadeval.tasks.gateway import CallOutcome, ModelClient, run_on_gateway
-from roadeval.tasks.model_spec import ModelSpec
-from roadeval.tasks.request import ErrorKind
+from roadeval.tasks.calls.gateway import CallOutcome, ModelClient, run_on_gateway
+from roadeval.tasks.requests.model_spec import ModelSpec
+from roadeval.tasks.requests.request import ErrorKind
 
 from support.model_server import Fault, ModelServer, Reply
 

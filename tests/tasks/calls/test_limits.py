@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from roadeval.benchmarks.messages import user_message
-from roadeval.tasks.gateway import ModelClient, run_on_gateway
-from roadeval.tasks.limits import CallLimiter, OverLimit, RateHeaders, parse_duration_s
-from roadeval.tasks.model_spec import ModelSpec
-from roadeval.tasks.request import ModelCall
+from roadeval.tasks.calls.gateway import ModelClient, run_on_gateway
+from roadeval.tasks.calls.limits import CallLimiter, OverLimit, RateHeaders, parse_duration_s
+from roadeval.tasks.requests.model_spec import ModelSpec
+from roadeval.tasks.requests.request import ModelCall
 
 from support.model_server import ModelServer, Reply, ServerLimits
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import litellm
 
 from roadeval.benchmarks.output import ModelOutput, TokenLogprob
-from roadeval.tasks.provider_output import read_output
-from roadeval.tasks.request import ModelCall
+from roadeval.tasks.requests.provider_output import read_output
+from roadeval.tasks.requests.request import ModelCall
 
 
 def _response(**choice_extra: object) -> litellm.ModelResponse:

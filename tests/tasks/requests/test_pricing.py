@@ -13,9 +13,9 @@ import pytest
 from PIL import Image
 
 from roadeval.benchmarks.messages import ImageRef
-from roadeval.tasks.image_tokens import image_size, image_tokens, rule_for, smart_resize
-from roadeval.tasks.model_spec import ModelSpec
-from roadeval.tasks.pricing import (
+from roadeval.tasks.requests.image_tokens import image_size, image_tokens, rule_for, smart_resize
+from roadeval.tasks.requests.model_spec import ModelSpec
+from roadeval.tasks.requests.pricing import (
     Prices,
     cost_of_usage,
     max_output_tokens,
@@ -118,7 +118,7 @@ def test_a_half_given_pair_is_an_error_naming_the_model(
 
 
 def test_prices_are_cached() -> None:
-    from roadeval.tasks import pricing
+    from roadeval.tasks.requests import pricing
 
     spec = ModelSpec(model="openai/gpt-4o", params={"max_tokens": 5})
     prices_for(spec)

@@ -7,7 +7,7 @@ import hashlib
 from roadeval.benchmarks.item import AnswerKind, Item
 from roadeval.benchmarks.messages import ImageRef, user_message
 from roadeval.benchmarks.output import ModelOutput
-from roadeval.tasks.request import ModelCall, ModelRequest
+from roadeval.tasks.requests.request import ModelCall, ModelRequest
 
 
 def image(data: bytes, path: str = "/data/a.png") -> ImageRef:

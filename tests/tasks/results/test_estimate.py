@@ -14,18 +14,18 @@ from rich.console import Console
 from roadeval.benchmarks.registry import get_suite
 from roadeval.storage.catalog import query
 from roadeval.storage.store import LocalStore
-from roadeval.tasks.estimate import (
+from roadeval.tasks.cache.responses import ResponseCache
+from roadeval.tasks.calls.gateway import ModelClient
+from roadeval.tasks.render.stage import render_items
+from roadeval.tasks.requests.model_spec import ModelSpec
+from roadeval.tasks.results.estimate import (
     estimate_plans,
     estimate_table,
     land_estimates,
     request_worst_case,
 )
-from roadeval.tasks.gateway import ModelClient
-from roadeval.tasks.model_spec import ModelSpec
-from roadeval.tasks.plan import Shard, ShardPlan, plan_shard
-from roadeval.tasks.render import render_items
-from roadeval.tasks.response_cache import ResponseCache
-from roadeval.tasks.shard import run_shard
+from roadeval.tasks.shard.plan import Shard, ShardPlan, plan_shard
+from roadeval.tasks.shard.stages import run_shard
 
 from support.model_server import ModelServer, Reply
 

@@ -9,14 +9,14 @@ import pytest
 from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.registry import get_suite
 from roadeval.storage.store import LocalStore
-from roadeval.tasks.answer_workers import AnswerWorkers
-from roadeval.tasks.budget import OUT_OF_BUDGET, Budget
-from roadeval.tasks.gateway import ModelClient
-from roadeval.tasks.model_spec import ModelSpec
-from roadeval.tasks.plan import Shard, ShardPlan, plan_shard
-from roadeval.tasks.render import render_items
-from roadeval.tasks.response_cache import ResponseCache
-from roadeval.tasks.stopping import StopSignal
+from roadeval.tasks.cache.responses import ResponseCache
+from roadeval.tasks.calls.budget import OUT_OF_BUDGET, Budget
+from roadeval.tasks.calls.gateway import ModelClient
+from roadeval.tasks.calls.stopping import StopSignal
+from roadeval.tasks.render.stage import render_items
+from roadeval.tasks.requests.model_spec import ModelSpec
+from roadeval.tasks.shard.answer_workers import AnswerWorkers
+from roadeval.tasks.shard.plan import Shard, ShardPlan, plan_shard
 
 from support.model_server import ModelServer, Reply
 

@@ -12,12 +12,12 @@ from roadeval.benchmarks.messages import ImageRef, Message
 from roadeval.benchmarks.suite import ParsedAnswer
 from roadeval.benchmarks.trip.suite import TripSuite
 from roadeval.storage.store import LocalStore
-from roadeval.tasks.gateway import ModelClient
-from roadeval.tasks.model_spec import ModelSpec
-from roadeval.tasks.plan import Shard, plan_shard
-from roadeval.tasks.render import render_items
-from roadeval.tasks.response_cache import ResponseCache
-from roadeval.tasks.shard import run_shard
+from roadeval.tasks.cache.responses import ResponseCache
+from roadeval.tasks.calls.gateway import ModelClient
+from roadeval.tasks.render.stage import render_items
+from roadeval.tasks.requests.model_spec import ModelSpec
+from roadeval.tasks.shard.plan import Shard, plan_shard
+from roadeval.tasks.shard.stages import run_shard
 
 
 class ThreadRecordingTrip(TripSuite):
