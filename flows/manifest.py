@@ -9,22 +9,22 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import roadeval
 from roadeval.benchmarks.generation import departures, effective_params
 from roadeval.flows.panel_file import Panel
 from roadeval.flows.suites import LoadedSuite
 from roadeval.tasks.shard.counts import COUNTS, new_counts
 from roadeval.tasks.shard.plan import Shard
 from roadeval.tasks.shard.stages import ShardResult
+from roadeval.version import __version__
 
 
 def code_version() -> str:
     """The package version, plus the git commit when running from a checkout."""
-    version = roadeval.__version__
+    version = __version__
     try:
         commit = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"],
-            cwd=Path(roadeval.__file__).resolve().parent,
+            cwd=Path(__file__).resolve().parent,
             capture_output=True,
             text=True,
             timeout=5,

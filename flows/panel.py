@@ -2,7 +2,7 @@
 
 `evaluate_panel` chooses who runs the stages (`flows.orchestration`): the Prefect flow
 `evaluate-panel` when a Prefect API is configured or asked for, else this process's threads.
-Either way the run is `run_panel` below: one code path.
+Either way the run is `run_start.run_panel`: one code path.
 
 A run is recorded from its first moment (see `run_record`). Ctrl-C or SIGTERM stops it cleanly:
 no new request starts, what was answered lands, the run is recorded `interrupted`, and the same
@@ -12,14 +12,10 @@ same way, recorded `failed`; a budget that would be crossed, recorded `out_of_bu
 
 from __future__ import annotations
 
-import uuid
-from datetime import UTC, datetime
-
-from roadeval.flows.orchestration import InlineOrchestrator, Orchestrator, OrchestratorKind, choose
+from roadeval.flows.orchestration import InlineOrchestrator, OrchestratorKind, choose
 from roadeval.flows.panel_file import Panel
-from roadeval.flows.preflight import check_before_run
+from roadeval.flows.run_start import run_panel
 from roadeval.flows.run_summary import BudgetState, RunStopped, RunSummary
-from roadeval.flows.stages import LOAD_SUITE
 
 __all__ = ["BudgetState", "RunStopped", "RunSummary", "evaluate_panel", "run_panel"]
 
@@ -38,17 +34,3 @@ def evaluate_panel(
         return run_panel(panel, store_uri, inline, dry_run=dry_run)
     finally:
         inline.close()
-
-
-def run_panel(
-    panel: Panel, store_uri: str | None, orchestrator: Orchestrator, *, dry_run: bool = False
-) -> RunSummary:
-    """Load suites, answer every item with every model (cached by request key), score, land."""
-    started = datetime.now(UTC)
-    run_id = started.strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:8]
-    store = check_before_run(panel, store_uri)
-    loaded = [orchestrator.call(LOAD_SUITE, panel, i) for i in range(len(panel.suites))]
-    # The gateway (LiteLLM) only now: the CLI has been importing it in the background meanwhile.
-    from roadeval.flows.run import execute_run
-
-    return execute_run(run_id, started, panel, store, loaded, orchestrator, dry_run)

@@ -73,6 +73,6 @@ def evaluate_panel_flow(
     panel: Panel, store_uri: str | None = None, dry_run: bool = False
 ) -> RunSummary:
     """Load suites, answer every item with every model (cached by request key), score, land."""
-    from roadeval.flows.panel import run_panel
+    from roadeval.flows.run_start import run_panel
 
     return run_panel(panel, store_uri, PrefectOrchestrator(), dry_run=dry_run)

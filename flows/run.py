@@ -28,11 +28,11 @@ from roadeval.storage.records import MetricRow
 from roadeval.storage.store import Store, StoreError, describe_store_error
 from roadeval.tasks.cache.responses import ResponseCache
 from roadeval.tasks.calls.budget import OUT_OF_BUDGET, Budget
+from roadeval.tasks.calls.clients import ClientBuilder
 from roadeval.tasks.calls.gateway import ModelClient
 from roadeval.tasks.calls.secrets import Redactor, install_log_redaction, remove_log_redaction
 from roadeval.tasks.calls.stopping import StopReason, StopSignal
 from roadeval.tasks.render.stage import Renders
-from roadeval.tasks.requests.model_spec import ModelSpec
 from roadeval.tasks.results.aggregate import aggregate
 from roadeval.tasks.results.items import land_items
 from roadeval.tasks.results.suite_tables import suite_table_parts
@@ -58,12 +58,9 @@ def execute_run(
     redact = Redactor.from_environment(s.api_key_env for s in panel.all_models if s.api_key_env)
     # One budget for every caller of the run: answers, re-asks, retries and the judge.
     budget = Budget(panel.budget_usd)
-
-    def client(spec: ModelSpec) -> ModelClient:
-        return ModelClient(spec, stop=stop, redact=redact, run_id=run_id, budget=budget)
-
-    clients = {spec.label: client(spec) for spec in panel.models}
-    judge = client(panel.judge) if panel.judge is not None else None
+    builder = ClientBuilder(run_id, stop, redact, budget=budget)
+    clients = {spec.label: builder.client(spec) for spec in panel.models}
+    judge = builder.client(panel.judge) if panel.judge is not None else None
     # The panel is checked (a model for every suite, a judge where one scores) before anything
     # is drawn; the shards are made after the renders, without the items that cannot be drawn.
     plan_shards(run_id, panel, loaded, clients)

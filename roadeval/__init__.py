@@ -10,10 +10,10 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from roadeval.environment import apply_offline_defaults
+from roadeval.version import __version__
 
 apply_offline_defaults()
 
-__version__ = "0.2.0"
 
 _EXPORTS: dict[str, str] = {
     "Item": "roadeval.benchmarks.item",

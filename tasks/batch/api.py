@@ -170,16 +170,8 @@ def read_line(
     output = read_output(litellm.ModelResponse(**body), latency, cost, client.redact)
     if output is None:
         return batch_error(client, slot, ErrorKind.EMPTY, "the model returned no text", latency)
-    return ModelCall(
-        request_key=slot.key,
-        model=client.spec.label,
-        attempt=slot.attempt,
-        output=output,
-        latency_s=latency,
-        try_number=1,
-        api_base=client.api_base,
-        origin_run_id=origin_run_id,
-        role=slot.role,
+    return client.record(
+        slot.key, slot.attempt, slot.role, 1, latency, output, origin_run_id=origin_run_id
     )
 
 
@@ -187,15 +179,4 @@ def batch_error(
     client: ModelClient, slot: Slot, kind: str, message: str, latency: float = 0.0
 ) -> ModelCall:
     """An error record for a request sent in a batch (one try: the batch)."""
-    return ModelCall(
-        request_key=slot.key,
-        model=client.spec.label,
-        attempt=slot.attempt,
-        latency_s=latency,
-        error_kind=kind,
-        error_message=client.redact(message),
-        try_number=1,
-        api_base=client.api_base,
-        origin_run_id=client.run_id,
-        role=slot.role,
-    )
+    return client.record(slot.key, slot.attempt, slot.role, 1, latency, error=(kind, message))

@@ -28,6 +28,12 @@ from roadeval.tasks.requests.request import ModelRequest
 _BUDGET_POLL_S = 0.05
 
 
+def reserves_tokens(budgeted: bool, tpm: float | None) -> bool:
+    """The one rule of what a request reserves besides its slot: its tokens, when the run has a
+    budget (the worst case is priced by tokens) or the model a tpm limit."""
+    return budgeted or tpm is not None
+
+
 class Admitting(Protocol):
     """What the gateway asks of a gate: this process's own (`Gate`), or the authority's
     (`tasks.calls.authority.RemoteGate`) for a caller in another process."""
@@ -132,7 +138,7 @@ class Gate:
 
     @property
     def counts_tokens(self) -> bool:
-        return self.budget is not None or self.limiter.tpm is not None
+        return reserves_tokens(self.budget is not None, self.limiter.tpm)
 
     def cost_of(self, request: ModelRequest) -> Cost:
         return request_cost(

@@ -19,7 +19,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from roadeval.tasks.calls.admission import Cost, Gate, Pass, UnboundedCost, request_cost
+from roadeval.tasks.calls.admission import (
+    Cost,
+    Gate,
+    Pass,
+    UnboundedCost,
+    request_cost,
+    reserves_tokens,
+)
 from roadeval.tasks.calls.budget import Reservation
 from roadeval.tasks.calls.limits import OverLimit
 from roadeval.tasks.calls.stats import CallStats
@@ -327,19 +334,15 @@ class RemotePass:
 class RemoteGate:
     """A gate whose budget and limits are the authority's: same use as `admission.Gate`."""
 
-    def __init__(self, spec: ModelSpec, link: AuthorityLink, budgeted: bool, tokens: bool) -> None:
+    def __init__(self, spec: ModelSpec, link: AuthorityLink, budgeted: bool) -> None:
         self.spec = spec
         self.link = link
         self.stop = link.stop
         self.budgeted = budgeted
-        self.tokens = tokens
-
-    @property
-    def counts_tokens(self) -> bool:
-        return self.budgeted or self.tokens
+        self.counts_tokens = reserves_tokens(budgeted, spec.tpm)
 
     def cost_of(self, request: ModelRequest) -> Cost:
-        return request_cost(self.spec, request, budgeted=self.budgeted, tokens=self.tokens)
+        return request_cost(self.spec, request, budgeted=self.budgeted, tokens=self.counts_tokens)
 
     async def enter(self, request: ModelRequest) -> RemotePass | None:
         try:

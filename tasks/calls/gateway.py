@@ -21,6 +21,7 @@ import litellm
 from roadeval.benchmarks.generation import GenerationSettings, effective_params
 from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.messages import Message, encode_messages, has_images
+from roadeval.benchmarks.output import ModelOutput
 from roadeval.benchmarks.registry import BaselineCall
 from roadeval.tasks.calls import baseline_provider
 from roadeval.tasks.calls.admission import Admitting, Gate, UnboundedCost
@@ -144,13 +145,6 @@ class ModelClient:
             params = effective_params(settings, self.spec.params)
             self._params_by_settings[settings] = params
         return params
-
-    def __reduce__(self) -> tuple[Any, tuple[ModelSpec]]:
-        # Sent to an answer worker, a client becomes that process's client of the same model,
-        # admitted by the run's authority (nothing of this process's state crosses).
-        from roadeval.tasks.shard.answer_workers import client_in_worker
-
-        return client_in_worker, (self.spec,)
 
     def reserve_for(self, request: ModelRequest) -> Reservation | None:
         """Hold the request's worst-case cost against the run's budget now (a batch about to be
@@ -338,17 +332,7 @@ class ModelClient:
         if output is None:
             message = "the model returned no text"
             return self._error(request, number, ErrorKind.EMPTY, message, latency)
-        return ModelCall(
-            request_key=request.key,
-            model=self.spec.label,
-            attempt=request.attempt,
-            output=output,
-            latency_s=latency,
-            try_number=number,
-            api_base=self.api_base,
-            origin_run_id=self.run_id,
-            role=request.role,
-        )
+        return self.record(request.key, request.attempt, request.role, number, latency, output)
 
     def _cost(self, response: Any) -> float | None:
         """LiteLLM's own figure when it priced the call (its map, or the panel's prices passed
@@ -370,19 +354,39 @@ class ModelClient:
     def _error(
         self, request: ModelRequest, number: int, kind: str, message: str, latency: float
     ) -> ModelCall:
-        # A failed request costs nothing we know of; one that timed out or was cut off may
-        # still be billed, which its `may_be_billed` records rather than guesses at.
+        return self.record(
+            request.key, request.attempt, request.role, number, latency, error=(kind, message)
+        )
+
+    def record(
+        self,
+        request_key: str,
+        attempt: int,
+        role: str,
+        try_number: int,
+        latency: float,
+        output: ModelOutput | None = None,
+        *,
+        error: tuple[str, str] | None = None,
+        origin_run_id: str | None = None,
+    ) -> ModelCall:
+        """The record of one try of a request to this model, online or in a batch: its answer,
+        or its error `(kind, message)` with the message redacted. The one place calls are made.
+        A failed request costs nothing we know of; one that timed out or was cut off may still
+        be billed, which its `may_be_billed` records rather than guesses at."""
+        kind, message = error if error is not None else (None, None)
         return ModelCall(
-            request_key=request.key,
+            request_key=request_key,
             model=self.spec.label,
-            attempt=request.attempt,
+            attempt=attempt,
+            output=output,
             latency_s=latency,
             error_kind=kind,
-            error_message=self.redact(message),
-            try_number=number,
+            error_message=self.redact(message) if message is not None else None,
+            try_number=try_number,
             api_base=self.api_base,
-            origin_run_id=self.run_id,
-            role=request.role,
+            origin_run_id=origin_run_id or self.run_id,
+            role=role,
         )
 
 

@@ -11,9 +11,12 @@ which the driver handles.
 from __future__ import annotations
 
 import contextlib
+import copyreg
+import io
 import itertools
 import multiprocessing
 import os
+import pickle
 import signal
 import threading
 from collections.abc import Mapping
@@ -27,8 +30,8 @@ from roadeval.tasks.calls.authority import (
     AuthorityAddress,
     AuthorityLink,
     AuthorityServer,
-    RemoteGate,
 )
+from roadeval.tasks.calls.clients import ClientBuilder
 from roadeval.tasks.calls.gateway import ModelClient, run_on_gateway
 from roadeval.tasks.calls.stopping import StopSignal
 from roadeval.tasks.requests.model_spec import CallMode, ModelSpec
@@ -54,36 +57,42 @@ class WorkerContext:
 class _Worker:
     """(In a worker process.) Its one link to the authority and one client per model."""
 
-    context: ClassVar[WorkerContext | None] = None
-    stop: ClassVar[StopSignal | None] = None
-    link: ClassVar[AuthorityLink | None] = None
-    clients: ClassVar[dict[str, ModelClient]] = {}
-    lock: ClassVar[threading.Lock] = threading.Lock()
+    clients: ClassVar[ClientBuilder | None] = None
 
 
 def client_in_worker(spec: ModelSpec) -> ModelClient:
     """(In a worker process.) The model's client, whose gate is the authority's."""
-    context, stop, link = _Worker.context, _Worker.stop, _Worker.link
-    if context is None or stop is None or link is None:
+    if _Worker.clients is None:
         raise RuntimeError("a model client was sent to a process that is not an answer worker")
-    with _Worker.lock:
-        client = _Worker.clients.get(spec.label)
-        if client is None:
-            tokens = context.budgeted or spec.tpm is not None
-            gate = RemoteGate(spec, link, context.budgeted, tokens)
-            client = ModelClient(spec, stop=stop, run_id=context.run_id, gate=gate)
-            client.stats = link.stats_for(spec.label)
-            _Worker.clients[spec.label] = client
-        return client
+    return _Worker.clients.shared(spec)
+
+
+def _reduce_client(client: ModelClient) -> tuple[Any, tuple[ModelSpec]]:
+    return client_in_worker, (client.spec,)
+
+
+class _ShardPickler(pickle.Pickler):
+    """Pickles what the driver sends a worker: a model client goes as its spec, to become that
+    worker's client of the same model (nothing of the driver's state crosses)."""
+
+    def __init__(self, file: io.BytesIO) -> None:
+        super().__init__(file, pickle.HIGHEST_PROTOCOL)
+        self.dispatch_table = {**copyreg.dispatch_table, ModelClient: _reduce_client}
+
+
+def _dumps(message: Any) -> bytes:
+    buffer = io.BytesIO()
+    _ShardPickler(buffer).dump(message)
+    return buffer.getvalue()
 
 
 def _serve(conn: Connection, context: WorkerContext) -> None:
     """(The worker process's main.) Answer the shards the driver sends until it hangs up."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    _Worker.context = context
-    _Worker.stop = StopSignal()
-    _Worker.link = AuthorityLink(context.authority, _Worker.stop)
+    stop = StopSignal()
+    link = AuthorityLink(context.authority, stop)
+    _Worker.clients = ClientBuilder(context.run_id, stop, link=link, budgeted=context.budgeted)
     sending = threading.Lock()
     pool = ThreadPoolExecutor(SHARDS_PER_WORKER, thread_name_prefix="roadeval-worker")
 
@@ -101,7 +110,7 @@ def _serve(conn: Connection, context: WorkerContext) -> None:
     try:
         while True:
             try:
-                message = conn.recv()
+                message = pickle.loads(conn.recv_bytes())
             except EOFError:
                 break
             if message is None:
@@ -109,7 +118,7 @@ def _serve(conn: Connection, context: WorkerContext) -> None:
             pool.submit(answer, *message)
     finally:
         pool.shutdown(wait=True)
-        run_on_gateway(_Worker.link.close())
+        run_on_gateway(link.close())
 
 
 class AnswerWorkers:
@@ -166,7 +175,7 @@ class AnswerWorkers:
             self._waiting[number] = (future, index)
         _process, conn, sending = self._workers[index]
         with sending:
-            conn.send((number, plan, store, judge))
+            conn.send_bytes(_dumps((number, plan, store, judge)))
         return future
 
     def run(self, plan: ShardPlan, store: Store, judge: ModelClient | None) -> ShardResult:
@@ -204,7 +213,7 @@ class AnswerWorkers:
     def close(self) -> None:
         for _process, conn, sending in self._workers:
             with sending, contextlib.suppress(OSError):
-                conn.send(None)
+                conn.send_bytes(_dumps(None))
         for process, conn, _sending in self._workers:
             process.join(timeout=30)
             if process.is_alive():

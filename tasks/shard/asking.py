@@ -13,7 +13,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from roadeval.storage.store import StoreError
+from roadeval.storage.store import Store, StoreError
 from roadeval.tasks.batch.mode import batcher_for
 from roadeval.tasks.cache.claims import Lease, RequestClaims
 from roadeval.tasks.cache.responses import ResponseCache
@@ -23,6 +23,13 @@ from roadeval.tasks.requests.model_spec import CallMode
 from roadeval.tasks.requests.request import ModelCall, ModelRequest
 
 T = TypeVar("T")
+
+
+def asker_for(client: ModelClient, cache: ResponseCache, store: Store, run_id: str) -> Asker:
+    """The asker of a model in a run: its client, the store's answers, and claims on what it
+    sends (they keep concurrent runs from paying twice; a model that costs nothing needs none)."""
+    claims = None if client.spec.is_baseline else RequestClaims(store, run_id)
+    return Asker(client, cache, claims)
 
 
 class Asker:

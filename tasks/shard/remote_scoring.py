@@ -111,13 +111,12 @@ class JudgeService:
         authority: AuthorityAddress | None = None,
         budgeted: bool = False,
     ) -> None:
-        from roadeval.tasks.cache.claims import RequestClaims
         from roadeval.tasks.cache.responses import ResponseCache
         from roadeval.tasks.calls import baseline_provider
-        from roadeval.tasks.calls.authority import AuthorityLink, RemoteGate
-        from roadeval.tasks.calls.gateway import ModelClient
+        from roadeval.tasks.calls.authority import AuthorityLink
+        from roadeval.tasks.calls.clients import ClientBuilder
         from roadeval.tasks.calls.secrets import Redactor
-        from roadeval.tasks.shard.asking import Asker
+        from roadeval.tasks.shard.asking import asker_for
 
         if spec.api_key_env and key:
             # The judge's own key and nothing else of the driver's environment.
@@ -126,13 +125,10 @@ class JudgeService:
         redact = Redactor.from_environment([spec.api_key_env or ""])
         stop = StopSignal()
         # The judge's limits and the run's budget are the driver's: asked through its authority.
-        gate = None
-        if authority is not None:
-            tokens = budgeted or spec.tpm is not None
-            gate = RemoteGate(spec, AuthorityLink(authority, stop), budgeted, tokens)
-        self.client = ModelClient(spec, stop=stop, redact=redact, run_id=run_id, gate=gate)
-        claims = None if spec.is_baseline else RequestClaims(store, run_id)
-        self.asker = Asker(self.client, ResponseCache(store), claims)
+        link = AuthorityLink(authority, stop) if authority is not None else None
+        clients = ClientBuilder(run_id, stop, redact, link=link, budgeted=budgeted)
+        self.client = clients.client(spec)
+        self.asker = asker_for(self.client, ResponseCache(store), store, run_id)
 
     async def judge(self, request: JudgeRequest, item: Item) -> tuple[JudgeReply, list[ModelCall]]:
         from roadeval.tasks.shard.judge import ItemJudge
@@ -216,7 +212,9 @@ class RemoteScoring:
         if isinstance(client.gate, Gate):
             # Machines of a cluster reach the driver at its node address; a local Ray, here.
             host = "127.0.0.1" if self._started_ray else ray.util.get_node_ip_address()
-            self._authority = AuthorityServer({spec.label: client.gate}, self.stop, host)
+            self._authority = AuthorityServer(
+                {spec.label: client.gate}, self.stop, host, stats={spec.label: client.stats}
+            )
             authority = await self._authority.start()
             budgeted = client.gate.budget is not None
         # Async methods: the actor serves every worker's judge calls concurrently.

@@ -14,11 +14,10 @@ from datetime import UTC, datetime
 from roadeval.benchmarks.suite import ParseStatus, ScoredItem
 from roadeval.storage.landing import Part, land
 from roadeval.storage.store import Store
-from roadeval.tasks.cache.claims import RequestClaims
 from roadeval.tasks.cache.responses import CorruptEntry, ResponseCache
 from roadeval.tasks.calls.gateway import ModelClient, run_on_gateway
 from roadeval.tasks.shard.answer import ItemOutcome, answer_item
-from roadeval.tasks.shard.asking import Asker
+from roadeval.tasks.shard.asking import asker_for
 from roadeval.tasks.shard.counts import new_counts
 from roadeval.tasks.shard.plan import Shard, ShardPlan
 from roadeval.tasks.shard.remote_scoring import RemoteScoring
@@ -46,12 +45,6 @@ class ShardResult:
     first_unscored: dict[str, str] = field(default_factory=dict)
 
 
-def _asker(client: ModelClient, cache: ResponseCache, store: Store, run_id: str) -> Asker:
-    # Claims keep concurrent runs from paying twice; models that cost nothing need none.
-    claims = None if client.spec.is_baseline else RequestClaims(store, run_id)
-    return Asker(client, cache, claims)
-
-
 def run_shard(
     plan: ShardPlan,
     store: Store,
@@ -62,9 +55,9 @@ def run_shard(
     cluster, when there is one), then publish the shard's rows at once."""
     shard = plan.shard
     cache = ResponseCache(store)
-    asker = _asker(shard.client, cache, store, shard.run_id)
+    asker = asker_for(shard.client, cache, store, shard.run_id)
     judged = judge is not None and shard.suite.uses_judge
-    judge_asker = _asker(judge, cache, store, shard.run_id) if judged and judge else None
+    judge_asker = asker_for(judge, cache, store, shard.run_id) if judged and judge else None
 
     async def _stages() -> list[ItemOutcome]:
         outcomes = list(

@@ -39,7 +39,7 @@ spec = ModelSpec.model_validate_json(sys.argv[1])
 address = AuthorityAddress(**json.loads(sys.argv[2]))
 n, tag = int(sys.argv[3]), sys.argv[4]
 stop = StopSignal(grace=0.5)
-gate = RemoteGate(spec, AuthorityLink(address, stop), budgeted=True, tokens=True)
+gate = RemoteGate(spec, AuthorityLink(address, stop), budgeted=True)
 client = ModelClient(spec, stop=stop, gate=gate)
 
 async def every():

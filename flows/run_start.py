@@ -1,0 +1,27 @@
+"""Starting a run: its id and start time, the store checked, the suites loaded (one stage each),
+then `flows.run` for the rest. The same code path under Prefect and inline."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+
+from roadeval.flows.orchestration import Orchestrator
+from roadeval.flows.panel_file import Panel
+from roadeval.flows.preflight import check_before_run
+from roadeval.flows.run_summary import RunSummary
+from roadeval.flows.stages import LOAD_SUITE
+
+
+def run_panel(
+    panel: Panel, store_uri: str | None, orchestrator: Orchestrator, *, dry_run: bool = False
+) -> RunSummary:
+    """Load suites, answer every item with every model (cached by request key), score, land."""
+    started = datetime.now(UTC)
+    run_id = started.strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:8]
+    store = check_before_run(panel, store_uri)
+    loaded = [orchestrator.call(LOAD_SUITE, panel, i) for i in range(len(panel.suites))]
+    # The gateway (LiteLLM) only now: the CLI has been importing it in the background meanwhile.
+    from roadeval.flows.run import execute_run
+
+    return execute_run(run_id, started, panel, store, loaded, orchestrator, dry_run)

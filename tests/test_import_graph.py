@@ -1,0 +1,150 @@
+"""No import circles anywhere in roadeval: every import counts, at module level, inside functions
+and under TYPE_CHECKING alike, and so does `import_module("literal")`. The one exception is a
+plugin load by name through the registry, listed below."""
+
+from __future__ import annotations
+
+import ast
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import roadeval
+
+# (importer, imported): plugin loads by name through the registry, the only edges allowed to close
+# a circle (the loaded module registers itself with the registry that loaded it).
+PLUGIN_LOADS: frozenset[tuple[str, str]] = frozenset()
+
+
+def modules(root: Path) -> dict[str, Path]:
+    """Every module of the package at `root` by dotted name (the package's folders are symlinks
+    in a checkout, so the walk follows links)."""
+    found: dict[str, Path] = {}
+    for folder, _dirs, files in os.walk(root, followlinks=True):
+        for name in files:
+            if not name.endswith(".py"):
+                continue
+            parts = [root.name, *Path(folder).relative_to(root).parts]
+            if name != "__init__.py":
+                parts.append(name[:-3])
+            found[".".join(parts)] = Path(folder) / name
+    return found
+
+
+def _imported(module: str, is_package: bool, node: ast.AST) -> Iterator[str]:
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            yield alias.name
+    elif isinstance(node, ast.ImportFrom):
+        if node.level:
+            base = module.split(".") if is_package else module.split(".")[:-1]
+            base = base[: len(base) - (node.level - 1)]
+            package = ".".join([*base, *([node.module] if node.module else [])])
+        else:
+            package = node.module or ""
+        for alias in node.names:
+            yield f"{package}.{alias.name}"
+            yield package
+    elif (
+        isinstance(node, ast.Call)
+        and getattr(node.func, "id", getattr(node.func, "attr", None)) == "import_module"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    ):
+        yield node.args[0].value
+
+
+def import_graph(root: Path) -> dict[str, set[str]]:
+    """Module -> the package's modules it imports (a `from a import b` names module a.b when
+    there is one, else a itself)."""
+    known = modules(root)
+    graph: dict[str, set[str]] = {}
+    for name, path in known.items():
+        tree = ast.parse(path.read_text(), str(path))
+        targets: set[str] = set()
+        for node in ast.walk(tree):
+            candidates = list(_imported(name, path.name == "__init__.py", node))
+            if isinstance(node, ast.ImportFrom):
+                # `from a import b`: the module a.b if it exists, else the package a.
+                pairs = zip(candidates[::2], candidates[1::2], strict=True)
+                candidates = [sub if sub in known else pkg for sub, pkg in pairs]
+            for target in candidates:
+                while target not in known and "." in target:
+                    target = target.rsplit(".", 1)[0]
+                if target in known and target != name:
+                    targets.add(target)
+        graph[name] = targets
+    return graph
+
+
+def cycles(graph: dict[str, set[str]], allowed: frozenset[tuple[str, str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    edges = {m: {t for t in ts if (m, t) not in allowed} for m, ts in graph.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(edges[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return found
+
+
+ROOT = Path(roadeval.__file__).parent
+
+
+def test_no_import_cycles() -> None:
+    found = cycles(import_graph(ROOT), PLUGIN_LOADS)
+    assert not found, "import circles:\n" + "\n".join(" <-> ".join(c) for c in found)
+
+
+def test_allowed_plugin_loads_exist() -> None:
+    # An exception that no longer exists is removed from the list, so it cannot hide a new one.
+    graph = import_graph(ROOT)
+    assert all(target in graph.get(source, set()) for source, target in PLUGIN_LOADS)
+
+
+def test_the_graph_sees_every_kind_of_import(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "sub" / "__init__.py").write_text("")
+    (package / "a.py").write_text("from pkg.sub import b\n")
+    (package / "sub" / "b.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..c import C\n"
+    )
+    (package / "c.py").write_text("def f():\n    import pkg.d\n")
+    (package / "d.py").write_text(
+        "from importlib import import_module\ndef g():\n    import_module('pkg.a')\n"
+    )
+    graph = import_graph(package)
+    assert graph["pkg.a"] == {"pkg.sub.b"}
+    assert graph["pkg.sub.b"] == {"pkg.c"}
+    assert graph["pkg.c"] == {"pkg.d"}
+    assert graph["pkg.d"] == {"pkg.a"}
+    assert cycles(graph, frozenset()) == [["pkg.a", "pkg.c", "pkg.d", "pkg.sub.b"]]
+    assert cycles(graph, frozenset({("pkg.d", "pkg.a")})) == []
