@@ -3,13 +3,12 @@ run stopped by its budget ends with (spent against the budget, what was not run,
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.console import Console
 from rich.markup import escape
 
 from roadeval.flows.progress import usd
 from roadeval.flows.run_summary import RunSummary
+from roadeval.tasks.results.manifest import RunManifest
 
 
 def print_estimate(console: Console, summary: RunSummary) -> None:
@@ -23,22 +22,22 @@ def print_estimate(console: Console, summary: RunSummary) -> None:
     )
 
 
-def not_run_lines(manifest: dict[str, Any]) -> list[str]:
+def not_run_lines(manifest: RunManifest) -> list[str]:
     """Per suite and model, the items a stop left (never asked, or cut short)."""
     lines = []
-    for entry in manifest["counts"]:
-        left = entry["not_run"] + entry["interrupted"]
+    for entry in manifest.counts:
+        left = entry.not_run + entry.interrupted
         if left:
             lines.append(
-                f"{escape(entry['suite'])} x {escape(entry['model'])}: {left} of "
-                f"{entry['items']} items not run"
+                f"{escape(entry.suite)} x {escape(entry.model)}: {left} of "
+                f"{entry.items} items not run"
             )
     return lines
 
 
 def out_of_budget_block(summary: RunSummary, message: str) -> str:
     """The block a budget stop ends with, as rich markup: one clear account and the way on."""
-    totals = summary.manifest["totals"]
+    totals = summary.manifest.totals
     budget = summary.budget
     lines = [f"[bold yellow]out of budget:[/bold yellow] {escape(message)}"]
     if budget is not None:
@@ -47,8 +46,7 @@ def out_of_budget_block(summary: RunSummary, message: str) -> str:
             "(judge calls and retries included); no request was sent past it"
         )
     lines.append(
-        f"  {totals['scored']} items answered and landed; run {summary.run_id} recorded "
-        "out_of_budget"
+        f"  {totals.scored} items answered and landed; run {summary.run_id} recorded out_of_budget"
     )
     lines.extend(f"  {line}" for line in not_run_lines(summary.manifest))
     resume = (

@@ -8,12 +8,16 @@ import signal
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.markup import escape
 
 from roadeval.flows.cli_app import app, consoles, fail, interrupted, printable
+
+if TYPE_CHECKING:
+    from roadeval.flows.panel_file import Panel
+    from roadeval.flows.run_summary import RunStopped, RunSummary
 
 
 class _Terminated(Exception):
@@ -51,7 +55,7 @@ def _run_panel(panel_path: Path, overrides: _Overrides) -> None:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _checked_panel(panel_path: Path, overrides: _Overrides) -> Any:
+def _checked_panel(panel_path: Path, overrides: _Overrides) -> Panel:
     """The panel, read and checked with what is quick to check (the store can be written,
     every key is set), before anything heavy is imported or started."""
     from roadeval.benchmarks.errors import BadItemPolicy
@@ -84,16 +88,16 @@ def _checked_panel(panel_path: Path, overrides: _Overrides) -> Any:
     return panel
 
 
-def _prepare_prefect(panel: Any) -> None:
+def _prepare_prefect(panel: Panel) -> None:
     """Start Prefect's temporary server (when no API is configured) while a thread imports the
     flow, the call path and the panel's suites; both are needed before the flow starts."""
-    from roadeval.benchmarks.builtin import BUILTIN_SUITES
+    from roadeval.benchmarks.registry import suite_module
     from roadeval.flows.prefect_api import start_temporary_prefect_api
     from roadeval.flows.warmup import import_in_background
 
-    suites = (BUILTIN_SUITES[e.name] for e in panel.suites if e.name in BUILTIN_SUITES)
+    suites = (suite_module(e.name) for e in panel.suites)
     warming = import_in_background(
-        ("roadeval.flows.prefect_run", "roadeval.flows.run", *dict.fromkeys(suites))
+        ("roadeval.flows.prefect_run", "roadeval.flows.run", *dict.fromkeys(filter(None, suites)))
     )
     # In this thread: the server is told to exit when the thread that started it ends.
     start_temporary_prefect_api()
@@ -142,20 +146,18 @@ def _run_panel_once(panel_path: Path, overrides: _Overrides) -> None:
     _report(summary)
 
 
-def _report(summary: Any) -> None:
+def _report(summary: RunSummary) -> None:
     from roadeval.tasks.results.report import print_report
 
     print_report(consoles.out, summary.metrics, summary.manifest)
     _print_costs(summary)
-    for suite in summary.manifest["suites"]:
-        if suite["unknown_fields_message"]:
+    for suite in summary.manifest.suites:
+        if suite.unknown_fields_message:
+            consoles.err.print(f"[yellow]warning: {escape(suite.unknown_fields_message)}[/yellow]")
+        if suite.skipped_items:
             consoles.err.print(
-                f"[yellow]warning: {escape(suite['unknown_fields_message'])}[/yellow]"
-            )
-        if suite["skipped_items"]:
-            consoles.err.print(
-                f"[yellow]{suite['name']}: {len(suite['skipped_items'])} bad rows skipped "
-                f"(listed in the manifest); first: {escape(suite['skipped_items'][0])}[/yellow]"
+                f"[yellow]{suite.name}: {len(suite.skipped_items)} bad rows skipped "
+                f"(listed in the manifest); first: {escape(suite.skipped_items[0])}[/yellow]"
             )
     consoles.out.print(f"run [bold]{summary.run_id}[/bold] landed in {summary.store_uri}")
     consoles.out.print(f"manifest: {summary.store_uri.rstrip('/')}/{summary.manifest_key}")
@@ -166,7 +168,7 @@ def _report(summary: Any) -> None:
         raise typer.Exit(code=1)
 
 
-def _print_costs(summary: Any) -> None:
+def _print_costs(summary: RunSummary) -> None:
     """The final cost table, read back from what the run landed."""
     from roadeval.flows.cost_report import cost_lines, cost_table
     from roadeval.storage.store import StoreError, open_store
@@ -179,7 +181,7 @@ def _print_costs(summary: Any) -> None:
     consoles.out.print(cost_table(lines))
 
 
-def _end_stopped(stopped: Any) -> NoReturn:
+def _end_stopped(stopped: RunStopped) -> NoReturn:
     """Report a run that stopped before its end, and exit with the stop's code."""
     from roadeval.flows.campaign import out_of_budget_block
     from roadeval.tasks.calls.budget import OUT_OF_BUDGET
@@ -193,11 +195,11 @@ def _end_stopped(stopped: Any) -> NoReturn:
     end(_stopped_message(stopped), stopped.reason.exit_code)
 
 
-def _stopped_message(stopped: Any) -> str:
+def _stopped_message(stopped: RunStopped) -> str:
     """One line: why the run stopped, what it kept, and how to go on."""
-    totals = stopped.summary.manifest["totals"]
-    left = totals["interrupted"] + totals["not_run"]
-    kept = f"{totals['scored']} items answered and landed, {left} left"
+    totals = stopped.summary.manifest.totals
+    left = totals.interrupted + totals.not_run
+    kept = f"{totals.scored} items answered and landed, {left} left"
     run = f"run {stopped.summary.run_id} recorded {stopped.reason.status}"
     if stopped.reason.status == "interrupted":
         return (

@@ -1,4 +1,4 @@
-"""The run manifest: everything needed to audit or reproduce a run, as one JSON document."""
+"""Building the run manifest (`tasks.results.manifest.RunManifest`) from a run's parts."""
 
 from __future__ import annotations
 
@@ -10,8 +10,16 @@ from pathlib import Path
 from typing import Any
 
 from roadeval.benchmarks.generation import departures, effective_params
-from roadeval.flows.panel_file import Panel
+from roadeval.flows.run_parts import RunContext, RunInputs
 from roadeval.flows.suites import LoadedSuite
+from roadeval.tasks.results.manifest import (
+    GenerationRecord,
+    PairCounts,
+    RunManifest,
+    SuiteRecord,
+    Totals,
+    UnscoredMetric,
+)
 from roadeval.tasks.shard.counts import COUNTS, new_counts
 from roadeval.tasks.shard.plan import Shard
 from roadeval.tasks.shard.stages import ShardResult
@@ -40,114 +48,104 @@ def redact_model(spec_dump: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in spec_dump.items() if "key" not in k or k == "api_key_env"}
 
 
-def count_table(results: Sequence[ShardResult]) -> list[dict[str, Any]]:
+def count_table(results: Sequence[ShardResult]) -> list[PairCounts]:
     """Counts, cost and errors per suite x model, in plan order."""
-    table: dict[tuple[str, str], dict[str, Any]] = {}
+    table: dict[tuple[str, str], PairCounts] = {}
     for r in results:
-        entry = table.setdefault(
-            (r.suite, r.model),
-            {
-                "suite": r.suite,
-                "model": r.model,
-                **new_counts(),
-                "error_kinds": {},
-                "cost_usd": 0.0,
-                "cost_known": True,
-                "first_error": None,
-                "corrupt_cache_entries": [],
-                "unscored_metrics": {},
-            },
-        )
+        entry = table.get((r.suite, r.model))
+        if entry is None:
+            entry = table[(r.suite, r.model)] = PairCounts(suite=r.suite, model=r.model)
         for name in COUNTS:
-            entry[name] += r.counts[name]
-        entry["cost_usd"] += r.cost_usd
-        entry["cost_known"] = entry["cost_known"] and r.cost_known
+            setattr(entry, name, getattr(entry, name) + r.counts[name])
+        entry.cost_usd += r.cost_usd
+        entry.cost_known = entry.cost_known and r.cost_known
         for kind, n in r.errors.items():
-            entry["error_kinds"][kind] = entry["error_kinds"].get(kind, 0) + n
-        entry["first_error"] = entry["first_error"] or r.first_error
-        entry["corrupt_cache_entries"].extend(str(c) for c in r.corrupt_cache)
+            entry.error_kinds[kind] = entry.error_kinds.get(kind, 0) + n
+        entry.first_error = entry.first_error or r.first_error
+        entry.corrupt_cache_entries.extend(str(c) for c in r.corrupt_cache)
         for metric, n in r.unscored.items():
-            unscored = entry["unscored_metrics"].setdefault(
-                metric, {"items": 0, "first_reason": r.first_unscored[metric]}
+            unscored = entry.unscored_metrics.setdefault(
+                metric, UnscoredMetric(first_reason=r.first_unscored[metric])
             )
-            unscored["items"] += n
+            unscored.items += n
     return list(table.values())
 
 
-def totals(counts: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def totals(counts: Sequence[PairCounts]) -> Totals:
     summed: Counter[str] = new_counts()
     for entry in counts:
         for name in COUNTS:
-            summed[name] += entry[name]
-    return {**summed, "cost_usd": sum(c["cost_usd"] for c in counts)}
+            summed[name] += getattr(entry, name)
+    return Totals(**summed, cost_usd=sum(c.cost_usd for c in counts))
 
 
-def generation_in_force(shards: Sequence[Shard]) -> list[dict[str, Any]]:
+def generation_in_force(shards: Sequence[Shard]) -> list[GenerationRecord]:
     """Per suite x model: what the protocol states, what the panel set, what was sent, and
     where the two part (see `benchmarks.generation` for the rule)."""
-    seen: dict[tuple[str, str], dict[str, Any]] = {}
+    seen: dict[tuple[str, str], GenerationRecord] = {}
     for shard in shards:
         suite, spec = shard.suite, shard.client.spec
         if (suite.name, spec.label) in seen:
             continue
         protocol = suite.generation
-        seen[(suite.name, spec.label)] = {
-            "suite": suite.name,
-            "model": spec.label,
-            "protocol": protocol.params(),
-            "panel": spec.params,
-            "sent": effective_params(protocol, spec.params),
-            "departures": departures(protocol, spec.params),
-        }
+        seen[(suite.name, spec.label)] = GenerationRecord(
+            suite=suite.name,
+            model=spec.label,
+            protocol=protocol.params(),
+            panel=spec.params,
+            sent=effective_params(protocol, spec.params),
+            departures=departures(protocol, spec.params),
+        )
     return list(seen.values())
 
 
+def suite_record(loaded: LoadedSuite) -> SuiteRecord:
+    """A loaded suite as the manifest lists it."""
+    return SuiteRecord(
+        name=loaded.suite.name,
+        source=str(loaded.source),
+        demo=loaded.entry.demo,
+        version=loaded.items[0].suite_version,
+        hash=loaded.hash,
+        items=len(loaded.items),
+        tasks=sorted({i.task for i in loaded.items}),
+        prompt_version=loaded.suite.prompt_version,
+        max_attempts=loaded.suite.max_attempts,
+        options=loaded.suite.options(),
+        skipped_items=[str(p) for p in loaded.skipped],
+        drawings=loaded.drawings,
+        unknown_fields=loaded.unknown_fields,
+        unknown_fields_message=loaded.unknown_fields_message,
+    )
+
+
 def build_manifest(
-    run_id: str,
-    panel: Panel,
-    loaded: list[LoadedSuite],
-    shards: Sequence[Shard],
-    counts: list[dict[str, Any]],
-    not_covered: list[dict[str, Any]],
-    started: datetime,
+    run: RunContext,
+    inputs: RunInputs,
+    results: Sequence[ShardResult],
     ended: datetime | None,
-    store_uri: str,
-) -> dict[str, Any]:
-    """Suites with versions and hashes, models with decoding parameters, counts and times; the
-    status is set by the run record when it lands the manifest."""
-    return {
-        "run_id": run_id,
-        "panel": panel.name,
-        "started_at": started.isoformat(),
-        "ended_at": ended.isoformat() if ended else None,
-        "code_version": code_version(),
-        "store": store_uri,
-        "suites": [
-            {
-                "name": s.suite.name,
-                "source": str(s.source),
-                "demo": s.entry.demo,
-                "version": s.items[0].suite_version,
-                "hash": s.hash,
-                "items": len(s.items),
-                "tasks": sorted({i.task for i in s.items}),
-                "prompt_version": s.suite.prompt_version,
-                "max_attempts": s.suite.max_attempts,
-                "options": s.suite.options(),
-                "skipped_items": [str(p) for p in s.skipped],
-                "drawings": s.drawings,
-                "unknown_fields": s.unknown_fields,
-                "unknown_fields_message": s.unknown_fields_message,
-            }
-            for s in loaded
-        ],
-        "models": [redact_model(spec.model_dump(mode="json")) for spec in panel.models],
-        "judge": redact_model(panel.judge.model_dump(mode="json")) if panel.judge else None,
-        "generation": generation_in_force(shards),
-        "not_covered": not_covered,
-        # Item x model pairs the run set out to answer (its counts cover those it reached).
-        "planned_items": sum(len(shard.items) for shard in shards),
-        "count_meanings": COUNTS,
-        "counts": counts,
-        "totals": totals(counts),
-    }
+    answer_processes: int = 0,
+) -> RunManifest:
+    """The run's manifest now: `results` are the shards answered so far (none at its start)."""
+    panel = run.panel
+    counts = count_table(results)
+    return RunManifest(
+        run_id=run.run_id,
+        panel=panel.name,
+        started_at=run.started,
+        ended_at=ended,
+        code_version=code_version(),
+        store=run.store.uri,
+        suites=[suite_record(s) for s in inputs.loaded],
+        models=[redact_model(spec.model_dump(mode="json")) for spec in panel.models],
+        judge=redact_model(panel.judge.model_dump(mode="json")) if panel.judge else None,
+        generation=generation_in_force(inputs.shards),
+        not_covered=inputs.not_covered,
+        planned_items=sum(len(shard.items) for shard in inputs.shards),
+        counts=counts,
+        totals=totals(counts),
+        orchestrator=str(run.orchestrator.kind),
+        answer_processes=answer_processes,
+        dry_run=run.dry_run,
+        budget_usd=panel.budget_usd,
+    )

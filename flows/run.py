@@ -13,12 +13,13 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from roadeval.flows.answering import AnswerSpread, round_robin, unanswered_first_attempts
-from roadeval.flows.manifest import build_manifest, count_table
+from roadeval.flows.manifest import build_manifest
 from roadeval.flows.orchestration import Orchestrator, StageFuture
 from roadeval.flows.panel_file import Panel
 from roadeval.flows.planning import plan_shards
 from roadeval.flows.progress import RunProgress
 from roadeval.flows.rendering import render_suites
+from roadeval.flows.run_parts import RunContext, RunEngines, RunInputs
 from roadeval.flows.run_record import RunRecord, RunStatus
 from roadeval.flows.run_summary import BudgetState, RunStopped, RunSummary
 from roadeval.flows.stages import ANSWER_SHARD, PLAN_SHARD, land_plan
@@ -32,11 +33,11 @@ from roadeval.tasks.calls.clients import ClientBuilder
 from roadeval.tasks.calls.gateway import ModelClient
 from roadeval.tasks.calls.secrets import Redactor, install_log_redaction, remove_log_redaction
 from roadeval.tasks.calls.stopping import StopReason, StopSignal
-from roadeval.tasks.render.stage import Renders
 from roadeval.tasks.results.aggregate import aggregate
 from roadeval.tasks.results.items import land_items
+from roadeval.tasks.results.manifest import RunManifest
 from roadeval.tasks.results.suite_tables import suite_table_parts
-from roadeval.tasks.shard.plan import Shard, ShardPlan
+from roadeval.tasks.shard.plan import ShardPlan
 from roadeval.tasks.shard.remote_scoring import RemoteScoring, ScoringEngine
 from roadeval.tasks.shard.stages import ShardResult
 
@@ -72,21 +73,9 @@ def execute_run(
         else None
     )
     run = _Run(
-        run_id,
-        panel,
-        store,
-        loaded,
-        renders,
-        shards,
-        not_covered,
-        started,
-        stop,
-        redact,
-        judge,
-        remote,
-        orchestrator,
-        budget,
-        dry_run,
+        RunContext(run_id, started, panel, store, orchestrator, dry_run),
+        RunInputs(loaded, renders, shards, not_covered),
+        RunEngines(stop, redact, budget, judge, remote),
     )
     filters = install_log_redaction(redact)
     try:
@@ -127,82 +116,55 @@ def _collect(
 class _Run:
     """One run's shards, from its `running` record to its last."""
 
-    run_id: str
-    panel: Panel
-    store: Store
-    loaded: list[LoadedSuite]
-    renders: dict[str, Renders]
-    shards: list[Shard]
-    not_covered: list[dict[str, Any]]
-    started: datetime
-    stop: StopSignal
-    redact: Redactor
-    judge: ModelClient | None
-    remote: RemoteScoring | None
-    orchestrator: Orchestrator
-    budget: Budget
-    dry_run: bool
+    context: RunContext
+    inputs: RunInputs
+    engines: RunEngines
     plans: list[ShardPlan] = field(default_factory=list)
     estimates: list[Any] = field(default_factory=list)
     # Answer worker processes the calls were spread over (0: answered in this process).
     spread: int = 0
 
-    def manifest(self, results: list[ShardResult], ended: datetime | None) -> dict[str, Any]:
-        manifest = build_manifest(
-            self.run_id,
-            self.panel,
-            self.loaded,
-            self.shards,
-            count_table(results),
-            self.not_covered,
-            self.started,
-            ended,
-            self.store.uri,
-        )
-        manifest["orchestrator"] = str(self.orchestrator.kind)
-        manifest["answer_processes"] = self.spread
-        manifest["dry_run"] = self.dry_run
-        manifest["budget_usd"] = self.panel.budget_usd
-        return manifest
+    def manifest(self, results: list[ShardResult], ended: datetime | None) -> RunManifest:
+        return build_manifest(self.context, self.inputs, results, ended, self.spread)
 
     def summary(
         self,
         key: str | None,
         metrics: list[MetricRow],
-        manifest: dict[str, Any],
+        manifest: RunManifest,
         results: list[ShardResult],
         status: str,
     ) -> RunSummary:
         return RunSummary(
-            self.run_id,
-            self.store.uri,
+            self.context.run_id,
+            self.context.store.uri,
             key,
             metrics,
             manifest,
             results,
             status,
-            orchestrator=str(self.orchestrator.kind),
+            orchestrator=str(self.context.orchestrator.kind),
             budget=self._budget_state(status),
             estimates=self.estimates,
         )
 
     def execute(self) -> RunSummary:
-        record = RunRecord(self.store, self.run_id, self.redact)
+        record = RunRecord(self.context.store, self.context.run_id, self.engines.redact)
         try:
             record.start(self.manifest([], None))
         except Exception as exc:
             # Nothing was asked yet: the store failing now is a store error, not a failed run.
-            raise StoreError(describe_store_error(self.store.uri, exc)) from exc
+            raise StoreError(describe_store_error(self.context.store.uri, exc)) from exc
         results: list[ShardResult] = []
         metrics: list[MetricRow] | None = None
         failure: BaseException | None = None
         try:
             results, failure = self._stages()
-            if self.dry_run and failure is None and not self.stop.requested:
+            if self.context.dry_run and failure is None and not self.engines.stop.requested:
                 manifest = self.manifest([], datetime.now(UTC))
                 key = record.end(RunStatus.PLANNED, manifest)
                 return self.summary(key, [], manifest, [], RunStatus.PLANNED)
-            if failure is None and not self.stop.requested:
+            if failure is None and not self.engines.stop.requested:
                 # Metrics only from a whole run: a stopped run's would describe a subset.
                 metrics = self._land_metrics(results)
         except Exception as exc:
@@ -211,8 +173,8 @@ class _Run:
             manifest = self.manifest(results, datetime.now(UTC))
             key = record.end(RunStatus.FINISHED, manifest)
             return self.summary(key, metrics, manifest, results, RunStatus.FINISHED)
-        reason = self.stop.reason or StopReason(
-            describe_store_error(self.store.uri, failure)
+        reason = self.engines.stop.reason or StopReason(
+            describe_store_error(self.context.store.uri, failure)
             if isinstance(failure, OSError)
             else f"the run failed: {failure}",
             1,
@@ -229,36 +191,38 @@ class _Run:
 
     def _clients(self) -> list[ModelClient]:
         seen: dict[int, ModelClient] = {}
-        for shard in self.shards:
+        for shard in self.inputs.shards:
             seen.setdefault(id(shard.client), shard.client)
-        if self.judge is not None and any(s.suite.uses_judge for s in self.shards):
-            seen.setdefault(id(self.judge), self.judge)
+        if self.engines.judge is not None and any(s.suite.uses_judge for s in self.inputs.shards):
+            seen.setdefault(id(self.engines.judge), self.engines.judge)
         return list(seen.values())
 
     def _stages(self) -> tuple[list[ShardResult], BaseException | None]:
         """Land the items; then plan every shard on the renders, each shard's plan landed
         before its first call and the shard asked as soon as it has (a dry run plans only)."""
-        for suite in self.loaded:
-            land_items(self.store, suite.suite.name, suite.items, suite.hash)
-        progress = RunProgress(self._clients(), self.budget)
+        for suite in self.inputs.loaded:
+            land_items(self.context.store, suite.suite.name, suite.items, suite.hash)
+        progress = RunProgress(self._clients(), self.engines.budget)
         with progress:
-            if self.dry_run:
+            if self.context.dry_run:
                 return self._plan_only(progress)
             return self._plan_and_answer(progress)
 
     def _plan_only(self, progress: RunProgress) -> tuple[list[ShardResult], BaseException | None]:
         plan_futures = [
-            self.orchestrator.submit(PLAN_SHARD, shard, self.renders[shard.suite.name], self.store)
-            for shard in self.shards
+            self.context.orchestrator.submit(
+                PLAN_SHARD, shard, self.inputs.renders[shard.suite.name], self.context.store
+            )
+            for shard in self.inputs.shards
         ]
         progress.phase("planning", len(plan_futures))
         plans, failure = _collect(
-            self.orchestrator, plan_futures, self.stop, lambda _: progress.advance()
+            self.context.orchestrator, plan_futures, self.engines.stop, lambda _: progress.advance()
         )
         if failure is not None:
             return [], failure
         self.plans = plans
-        land_plan(self.store, f"{self.run_id}-plan", plans, self.judge)
+        land_plan(self.context.store, f"{self.context.run_id}-plan", plans, self.engines.judge)
         self._land_estimates(plans)
         return [], None
 
@@ -268,11 +232,11 @@ class _Run:
         """The first request waits for one shard's plan, not the whole run's: shards are
         planned in turn from each suite x model, and each is submitted for answering once its
         plan has landed."""
-        shards = self.shards
+        shards = self.inputs.shards
         pairs = [(shard.suite.name, shard.client.spec.label) for shard in shards]
         plan_futures = {
-            n: self.orchestrator.submit(
-                PLAN_SHARD, shards[n], self.renders[shards[n].suite.name], self.store
+            n: self.context.orchestrator.submit(
+                PLAN_SHARD, shards[n], self.inputs.renders[shards[n].suite.name], self.context.store
             )
             for n in round_robin(pairs)
         }
@@ -283,31 +247,43 @@ class _Run:
         failure: BaseException | None = None
         asked = sum(len(s.items) for s in shards if not s.client.spec.is_baseline)
         spread = AnswerSpread(
-            self.panel.processes, self._clients, self.stop, self.run_id, self.budget.capped, asked
+            self.context.panel.processes,
+            self._clients,
+            self.engines.stop,
+            self.context.run_id,
+            self.engines.budget.capped,
+            asked,
         )
         try:
-            for future in self.orchestrator.as_completed(list(plan_futures.values())):
+            for future in self.context.orchestrator.as_completed(list(plan_futures.values())):
                 n = position[id(future)]
                 try:
                     plan = future.result()
-                    land_plan(self.store, f"{shards[n].name}-plan", [plan], self.judge)
+                    land_plan(
+                        self.context.store, f"{shards[n].name}-plan", [plan], self.engines.judge
+                    )
                 except Exception as exc:
                     if failure is None:
                         failure = exc
                         reason = StopReason(f"a shard failed: {exc}", 1, RunStatus.FAILED)
-                        self.stop.request(reason)
+                        self.engines.stop.request(reason)
                     continue
                 plans[n] = plan
                 self._plan_stats([plan])
                 workers = spread.workers_for(plan)
-                answers[n] = self.orchestrator.submit(
-                    ANSWER_SHARD, plan, self.store, self.judge, self.remote, workers
+                answers[n] = self.context.orchestrator.submit(
+                    ANSWER_SHARD,
+                    plan,
+                    self.context.store,
+                    self.engines.judge,
+                    self.engines.remote,
+                    workers,
                 )
             self.plans = [plans[n] for n in sorted(plans)]
             results, answer_failure = _collect(
-                self.orchestrator,
+                self.context.orchestrator,
                 [answers[n] for n in sorted(answers)],
-                self.stop,
+                self.engines.stop,
                 lambda _: progress.advance(),
             )
             return results, failure or answer_failure
@@ -320,24 +296,24 @@ class _Run:
         one per judged item at worst)."""
         for plan in plans:
             plan.shard.client.stats.plan(unanswered_first_attempts(plan))
-            if self.judge is not None and plan.shard.suite.uses_judge:
-                self.judge.stats.plan(len(plan.items))
+            if self.engines.judge is not None and plan.shard.suite.uses_judge:
+                self.engines.judge.stats.plan(len(plan.items))
 
     def _land_estimates(self, plans: Sequence[ShardPlan]) -> None:
         from roadeval.tasks.results.estimate import estimate_plans, land_estimates
 
-        judge_spec = self.judge.spec if self.judge is not None else None
+        judge_spec = self.engines.judge.spec if self.engines.judge is not None else None
         self.estimates = list(
-            estimate_plans(list(plans), judge_spec, self.run_id, datetime.now(UTC))
+            estimate_plans(list(plans), judge_spec, self.context.run_id, datetime.now(UTC))
         )
-        land_estimates(self.store, self.run_id, self.estimates)
+        land_estimates(self.context.store, self.context.run_id, self.estimates)
 
     def _budget_state(self, status: str) -> BudgetState | None:
-        limit = self.budget.limit_usd
+        limit = self.engines.budget.limit_usd
         if limit is None:
             return None
         left = self._worst_case_left() if status == OUT_OF_BUDGET else None
-        return BudgetState(limit, self.budget.spent_usd, left)
+        return BudgetState(limit, self.engines.budget.spent_usd, left)
 
     def _worst_case_left(self) -> float | None:
         """The worst case of what a resumed run would still pay: the plan's requests the store
@@ -347,10 +323,10 @@ class _Run:
             return None
         from roadeval.tasks.results.estimate import estimate_plans
 
-        cache = ResponseCache(self.store)
+        cache = ResponseCache(self.context.store)
         refreshed = [_refreshed(plan, cache) for plan in self.plans]
-        judge_spec = self.judge.spec if self.judge is not None else None
-        rows = estimate_plans(refreshed, judge_spec, self.run_id, datetime.now(UTC))
+        judge_spec = self.engines.judge.spec if self.engines.judge is not None else None
+        rows = estimate_plans(refreshed, judge_spec, self.context.run_id, datetime.now(UTC))
         worst = [row.worst_usd for row in rows if row.requests_worst]
         if any(value is None for value in worst):
             return None  # an unpriced model or an unbounded output: no honest bound
@@ -360,14 +336,16 @@ class _Run:
         by_pair: dict[tuple[str, str], list[Any]] = {}
         for result in results:
             by_pair.setdefault((result.suite, result.model), []).extend(result.scored)
-        suites = {s.suite.name: s.suite for s in self.loaded}
+        suites = {s.suite.name: s.suite for s in self.inputs.loaded}
         metrics: list[MetricRow] = []
         # The suites' own tables (TRIP's `pareto`) land with the metrics, so only for a whole run.
         extra: list[Part] = []
         for (suite_name, model), scored in sorted(by_pair.items()):
-            metrics.extend(aggregate(suites[suite_name], model, self.run_id, scored))
-            extra.extend(suite_table_parts(suites[suite_name], model, self.run_id, scored))
-        land(self.store, f"{self.run_id}-metrics", [Part("metrics", metrics), *extra])
+            metrics.extend(aggregate(suites[suite_name], model, self.context.run_id, scored))
+            extra.extend(suite_table_parts(suites[suite_name], model, self.context.run_id, scored))
+        land(
+            self.context.store, f"{self.context.run_id}-metrics", [Part("metrics", metrics), *extra]
+        )
         return metrics
 
 

@@ -8,18 +8,16 @@ that stops; readers call it `died`.
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import threading
-from datetime import datetime
-from typing import Any
 
 from roadeval.storage.heartbeats import Heartbeat, heartbeat_key, interval_s
 from roadeval.storage.landing import Part, land
 from roadeval.storage.records import RUN_COUNT_COLUMNS, RunEventRow
 from roadeval.storage.store import Store
 from roadeval.tasks.calls.secrets import Redactor
+from roadeval.tasks.results.manifest import RunManifest
 
 
 class RunStatus:
@@ -50,7 +48,7 @@ class RunRecord:
         self._stopped = threading.Event()
         self._beating: threading.Thread | None = None
 
-    def start(self, manifest: dict[str, Any]) -> None:
+    def start(self, manifest: RunManifest) -> None:
         """Land the `running` event and start the heartbeat."""
         self._beat()
         self._event(RunStatus.RUNNING, manifest)
@@ -59,41 +57,42 @@ class RunRecord:
         )
         self._beating.start()
 
-    def end(self, status: str, manifest: dict[str, Any], message: str | None = None) -> str:
+    def end(self, status: str, manifest: RunManifest, message: str | None = None) -> str:
         """Land the last event; returns the manifest's key."""
         self._stopped.set()
         if self._beating is not None:
             self._beating.join(timeout=5)
         return self._event(status, manifest, message)
 
-    def _event(self, status: str, manifest: dict[str, Any], message: str | None = None) -> str:
+    def _event(self, status: str, manifest: RunManifest, message: str | None = None) -> str:
         message = self.redact(message)
-        manifest = json.loads(
-            self.redact.text(json.dumps({**manifest, "status": status, "message": message}))
+        # Manifests carry providers' error messages: the whole text is redacted once more.
+        text = self.redact.text(
+            manifest.model_copy(update={"status": status, "message": message}).to_json()
         )
+        landed = RunManifest.from_json(text)
         key = manifest_key(self.run_id)
-        self.store.put(key, json.dumps(manifest, indent=2, ensure_ascii=False).encode())
-        totals = manifest.get("totals", {})
-        ended = manifest.get("ended_at")
-        counts = {f"n_{name}": totals.get(name, 0) for name in RUN_COUNT_COLUMNS}
+        self.store.put(key, text.encode())
+        totals = landed.totals
+        counts = {f"n_{name}": getattr(totals, name) for name in RUN_COUNT_COLUMNS}
         # Planned from the start, so a running (or died) run says how big it is.
-        counts["n_items"] = manifest["planned_items"]
+        counts["n_items"] = landed.planned_items
         row = RunEventRow(
             run_id=self.run_id,
             seq=self._seq,
             status=status,
-            started_at=datetime.fromisoformat(manifest["started_at"]),
-            ended_at=datetime.fromisoformat(ended) if ended else None,
-            panel=manifest["panel"],
-            code_version=manifest["code_version"],
+            started_at=landed.started_at,
+            ended_at=landed.ended_at,
+            panel=landed.panel,
+            code_version=landed.code_version,
             host=socket.gethostname(),
             pid=os.getpid(),
             heartbeat_s=self.interval_s,
             **counts,
-            cost_usd=totals.get("cost_usd", 0.0),
-            message=message,
-            manifest_json=json.dumps(manifest, ensure_ascii=False),
-            orchestrator=manifest.get("orchestrator"),
+            cost_usd=totals.cost_usd,
+            message=landed.message,
+            manifest_json=landed.model_dump_json(),
+            orchestrator=landed.orchestrator,
         )
         land(self.store, f"{self.run_id}-event-{self._seq:03d}", [Part("run_events", [row])])
         self._seq += 1

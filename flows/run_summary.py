@@ -11,6 +11,7 @@ from roadeval.flows.run_record import RunStatus
 if TYPE_CHECKING:
     from roadeval.storage.records import MetricRow
     from roadeval.tasks.calls.stopping import StopReason
+    from roadeval.tasks.results.manifest import RunManifest
     from roadeval.tasks.shard.stages import ShardResult
 
 
@@ -32,7 +33,7 @@ class RunSummary:
     store_uri: str
     manifest_key: str | None
     metrics: list[MetricRow]
-    manifest: dict[str, Any]
+    manifest: RunManifest
     results: list[ShardResult] = field(default_factory=list)
     status: str = RunStatus.FINISHED
     orchestrator: str = "inline"

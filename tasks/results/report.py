@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -12,6 +11,7 @@ from rich.table import Table
 
 from roadeval.storage.records import MetricRow
 from roadeval.tasks.results.aggregate import ALL, SUITE_WIDE
+from roadeval.tasks.results.manifest import PairCounts, RunManifest
 
 
 def _fmt(value: float | None) -> str:
@@ -112,11 +112,11 @@ _HEALTH_COLUMNS = (
 )
 
 
-def health_table(counts: Sequence[dict[str, Any]]) -> Table:
+def health_table(counts: Sequence[PairCounts]) -> Table:
     """Calls, cache hits, errors and abnormal outputs per suite x model; judge calls and items a
     stop left unfinished get columns of their own when there are any."""
-    stopped = any(c["interrupted"] or c["not_run"] for c in counts)
-    judged = any(c["judge_calls"] or c["judge_cached"] or c["unscored"] for c in counts)
+    stopped = any(c.interrupted or c.not_run for c in counts)
+    judged = any(c.judge_calls or c.judge_cached or c.unscored for c in counts)
     table = Table(title="run health", title_justify="left")
     table.add_column("suite")
     table.add_column("model")
@@ -129,46 +129,46 @@ def health_table(counts: Sequence[dict[str, Any]]) -> Table:
         table.add_column("not finished", justify="right")
     table.add_column("cost USD", justify="right")
     for c in counts:
-        cost = f"{c['cost_usd']:.4f}"
-        if not c["cost_known"]:
+        cost = f"{c.cost_usd:.4f}"
+        if not c.cost_known:
             # No price in LiteLLM's map and none in the panel: unknown, which is not zero.
-            cost = "unpriced" if c["cost_usd"] == 0 else f"≥{cost} (some unpriced)"
-        cells = [str(c[name]) for _, name in _HEALTH_COLUMNS]
+            cost = "unpriced" if c.cost_usd == 0 else f"≥{cost} (some unpriced)"
+        cells = [str(getattr(c, name)) for _, name in _HEALTH_COLUMNS]
         if judged:
-            cells += [str(c["judge_calls"]), str(c["judge_cached"]), str(c["unscored"])]
+            cells += [str(c.judge_calls), str(c.judge_cached), str(c.unscored)]
         if stopped:
-            cells.append(str(c["interrupted"] + c["not_run"]))
-        table.add_row(c["suite"], c["model"], *cells, cost)
+            cells.append(str(c.interrupted + c.not_run))
+        table.add_row(c.suite, c.model, *cells, cost)
     return table
 
 
-def print_report(console: Console, metrics: Sequence[MetricRow], manifest: dict[str, Any]) -> None:
+def print_report(console: Console, metrics: Sequence[MetricRow], manifest: RunManifest) -> None:
     for table in metric_tables(metrics):
         console.print(table)
     for table in slice_tables(metrics):
         console.print(table)
-    console.print(health_table(manifest["counts"]))
-    for c in manifest["counts"]:
-        where = f"{escape(c['model'])} on {escape(c['suite'])}"
-        if c["errors"]:
-            kinds = ", ".join(f"{k}: {n}" for k, n in sorted(c["error_kinds"].items()))
+    console.print(health_table(manifest.counts))
+    for c in manifest.counts:
+        where = f"{escape(c.model)} on {escape(c.suite)}"
+        if c.errors:
+            kinds = ", ".join(f"{k}: {n}" for k, n in sorted(c.error_kinds.items()))
             console.print(
-                f"[red]{where}: {c['errors']} items failed ({kinds}); "
-                f"first error: {escape(c['first_error'] or '')}[/red]"
+                f"[red]{where}: {c.errors} items failed ({kinds}); "
+                f"first error: {escape(c.first_error or '')}[/red]"
             )
-        if c["may_be_billed"]:
+        if c.may_be_billed:
             console.print(
-                f"[yellow]{where}: {c['may_be_billed']} requests timed out or were cut off; "
+                f"[yellow]{where}: {c.may_be_billed} requests timed out or were cut off; "
                 "the provider may still bill them[/yellow]"
             )
-        for metric, unscored in sorted(c["unscored_metrics"].items()):
+        for metric, unscored in sorted(c.unscored_metrics.items()):
             console.print(
-                f"[yellow]{where}: {metric} not scored for {unscored['items']} items; first "
-                f"reason: {escape(unscored['first_reason'])}[/yellow]"
+                f"[yellow]{where}: {metric} not scored for {unscored.items} items; first "
+                f"reason: {escape(unscored.first_reason)}[/yellow]"
             )
-        if c["corrupt_cache_entries"]:
-            first = c["corrupt_cache_entries"][0]
+        if c.corrupt_cache_entries:
+            first = c.corrupt_cache_entries[0]
             console.print(
-                f"[yellow]{where}: {len(c['corrupt_cache_entries'])} stored answers could not "
+                f"[yellow]{where}: {len(c.corrupt_cache_entries)} stored answers could not "
                 f"be read and were asked again; first: {escape(first)}[/yellow]"
             )

@@ -1,32 +1,68 @@
 """The named counts a run keeps per suite x model, each with what it means.
 
 Shards count, the flow adds them up, the manifest and the `runs` row report them: all by these
-names, so a new count is one line here.
+names, so a new count is one field of `Counts`.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
-COUNTS: dict[str, str] = {
-    "items": "items planned for the model",
-    "scored": "items answered and scored",
-    "calls": "requests made to the model (protocol attempts not answered from the store)",
-    "requests": "HTTP requests sent, retries included",
-    "retries": "HTTP requests that retried a failed one",
-    "cached": "answers reused from the store (bought by an earlier or a concurrent run)",
-    "errors": "items that ended in a model error: reported, not scored, never a wrong answer",
-    "interrupted": "items cut short by the run's stop",
-    "not_run": "items not asked because the run stopped",
-    "abnormal": "answers read only by a fallback rule the suite counts",
-    "unparsed": "answers that could not be read (scored by the protocol's bad-answer rule)",
-    "reasks": "re-asks made by the suite's protocol",
-    "judge_calls": "requests made to the judge (the panel's `judge:`) to score answers",
-    "judge_cached": "judge verdicts reused from the store",
-    "unscored": "answered items with a metric that could not be scored (e.g. unreadable verdicts)",
-    "may_be_billed": "requests that timed out or were cut off, which a provider may still bill",
-    "corrupt_cache": "stored answers that could not be read back, and were asked again",
-}
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Counts(BaseModel):
+    """The named counts of one suite x model (or of a whole run), each described where it is
+    declared: a new count is one field here."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    items: int = Field(default=0, description="items planned for the model")
+    scored: int = Field(default=0, description="items answered and scored")
+    calls: int = Field(
+        default=0,
+        description="requests made to the model (protocol attempts not answered from the store)",
+    )
+    requests: int = Field(default=0, description="HTTP requests sent, retries included")
+    retries: int = Field(default=0, description="HTTP requests that retried a failed one")
+    cached: int = Field(
+        default=0,
+        description="answers reused from the store (bought by an earlier or a concurrent run)",
+    )
+    errors: int = Field(
+        default=0,
+        description="items that ended in a model error: reported, not scored, never a wrong answer",
+    )
+    interrupted: int = Field(default=0, description="items cut short by the run's stop")
+    not_run: int = Field(default=0, description="items not asked because the run stopped")
+    abnormal: int = Field(
+        default=0, description="answers read only by a fallback rule the suite counts"
+    )
+    unparsed: int = Field(
+        default=0,
+        description="answers that could not be read (scored by the protocol's bad-answer rule)",
+    )
+    reasks: int = Field(default=0, description="re-asks made by the suite's protocol")
+    judge_calls: int = Field(
+        default=0, description="requests made to the judge (the panel's `judge:`) to score answers"
+    )
+    judge_cached: int = Field(default=0, description="judge verdicts reused from the store")
+    unscored: int = Field(
+        default=0,
+        description=(
+            "answered items with a metric that could not be scored (e.g. unreadable verdicts)"
+        ),
+    )
+    may_be_billed: int = Field(
+        default=0,
+        description="requests that timed out or were cut off, which a provider may still bill",
+    )
+    corrupt_cache: int = Field(
+        default=0, description="stored answers that could not be read back, and were asked again"
+    )
+
+
+COUNTS: dict[str, str] = {name: f.description or "" for name, f in Counts.model_fields.items()}
 
 
 def new_counts() -> Counter[str]:

@@ -1,0 +1,118 @@
+"""The run manifest as one typed record: everything needed to audit or reproduce a run, written
+to `runs/<run_id>/manifest.json` and read back through the same classes (the `runs` rows, the
+CLI's summaries, the reports)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer
+
+from roadeval.tasks.shard.counts import COUNTS, Counts
+
+# ISO 8601 as `datetime.isoformat` writes it ("+00:00"), the form manifests have always had.
+IsoTime = Annotated[datetime, PlainSerializer(datetime.isoformat, return_type=str)]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class UnscoredMetric(_Record):
+    """Items a metric could not be scored for, and the first reason why."""
+
+    items: int = 0
+    first_reason: str
+
+
+class PairCounts(Counts):
+    """Counts, cost and errors of one suite x model."""
+
+    suite: str
+    model: str
+    error_kinds: dict[str, int] = Field(default_factory=dict)
+    cost_usd: float = 0.0
+    # False when some request had no known price (its cost is then a floor).
+    cost_known: bool = True
+    first_error: str | None = None
+    corrupt_cache_entries: list[str] = Field(default_factory=list)
+    unscored_metrics: dict[str, UnscoredMetric] = Field(default_factory=dict)
+
+
+class Totals(Counts):
+    """The run's counts over every suite x model, and its cost."""
+
+    cost_usd: float = 0.0
+
+
+class SuiteRecord(_Record):
+    """A suite as the run loaded it: where from, which version and content, what was skipped."""
+
+    name: str
+    source: str
+    demo: bool
+    version: str
+    hash: str
+    items: int
+    tasks: list[str]
+    prompt_version: str
+    max_attempts: int
+    options: dict[str, Any]
+    skipped_items: list[str]
+    # The render stage's drawings: drawn now, found in the media cache or the store, failed.
+    drawings: dict[str, int]
+    # file -> field -> rows carrying it, for fields outside the release's row format.
+    unknown_fields: dict[str, dict[str, int]]
+    unknown_fields_message: str | None
+
+
+class GenerationRecord(_Record):
+    """Per suite x model: what the protocol states, what the panel set, what was sent, and
+    where the two part (see `benchmarks.generation`)."""
+
+    suite: str
+    model: str
+    protocol: dict[str, Any]
+    panel: dict[str, Any]
+    sent: dict[str, Any]
+    departures: dict[str, Any]
+
+
+class RunManifest(_Record):
+    """Suites with versions and hashes, models with their settings, counts, cost and times; the
+    status (and its message) is set by the run record when it lands the manifest."""
+
+    run_id: str
+    panel: str
+    started_at: IsoTime
+    ended_at: IsoTime | None
+    code_version: str
+    store: str
+    suites: list[SuiteRecord]
+    # The panel's model specs as dumped, key fields left out (specs hold a key's variable name).
+    models: list[dict[str, Any]]
+    judge: dict[str, Any] | None
+    generation: list[GenerationRecord]
+    # Suite x model pairs a baseline had no rule for, and how many items that left out.
+    not_covered: list[dict[str, Any]]
+    # Item x model pairs the run set out to answer (its counts cover those it reached).
+    planned_items: int
+    count_meanings: dict[str, str] = Field(default_factory=lambda: dict(COUNTS))
+    counts: list[PairCounts]
+    totals: Totals
+    # Who ran the stages: "prefect" or "inline".
+    orchestrator: str
+    # Answer worker processes the calls were spread over (0: answered in the run's process).
+    answer_processes: int = 0
+    dry_run: bool = False
+    budget_usd: float | None = None
+    status: str | None = None
+    message: str | None = None
+
+    def to_json(self) -> str:
+        return self.model_dump_json(indent=2)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> RunManifest:
+        return cls.model_validate_json(text)
