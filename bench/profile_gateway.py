@@ -189,7 +189,7 @@ RULES: list[Rule] = [
         lambda p, n: (
             _ours(p)
             and (
-                "answer_rule" in p
+                "trip/answers.py" in p
                 or "tasks/shard/scoring.py" in p
                 or "tasks/shard/answer.py" in p
                 or ("benchmarks/" in p and ("parse" in n or "score" in n))

@@ -1,51 +1,77 @@
-"""Registries by decorator: suites by name, offline baselines by (name, suite, task).
+"""Registries: suites by name, offline baselines by (name, suite, task).
 
-The built-in suites are imported by name on first use (`benchmarks.builtin`), so that a run
-imports only the suites it evaluates.
+Suites plug in by entry points. A distribution declares each suite it ships in the group
+`roadeval.suites`, `<name> = "<module>:<Suite subclass>"`, the name being the class's `name`;
+roadeval's own five are declared so in its pyproject.toml. A suite is loaded by name on first use
+(its module imported, which registers the suite's baselines too), so a run imports only the suites
+it evaluates: RoadBench's geometry (shapely, scipy) never loads for a TRIP run. Baselines that
+answer for any suite (the offline judge) are declared in the group `roadeval.baselines`,
+`<baseline name> = "<module>"`, and loaded when a baseline of that name is asked for.
+
+A Suite subclass that is not installed (a notebook's, a test's) is registered in process with
+`@register_suite`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from importlib import import_module
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any, TypeVar
 
-from roadeval.benchmarks.builtin import ANY_SUITE_MODULES, BUILTIN_SUITES
 from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.suite import Suite
+
+# The entry-point groups plugins declare themselves in.
+SUITE_GROUP = "roadeval.suites"
+BASELINE_GROUP = "roadeval.baselines"
 
 _SUITES: dict[str, type[Suite]] = {}
 
 S = TypeVar("S", bound=type[Suite])
 
 
-def register_suite(name: str) -> Callable[[S], S]:
-    """Class decorator: make a Suite subclass available under `name`."""
+def register_suite(cls: S) -> S:
+    """Class decorator: make a Suite subclass available under its `name` (a class attribute).
+    A suite's entry point, once loaded, is registered through here as well."""
+    if not (isinstance(cls, type) and issubclass(cls, Suite)):
+        raise TypeError(
+            f"register_suite takes a Suite subclass (`@register_suite`, no arguments; the name "
+            f"is the class attribute `name`), got {cls!r}"
+        )
+    name = getattr(cls, "name", None)
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"suite class {cls.__name__} declares no name (class attribute `name`)")
+    if name in _SUITES and _SUITES[name] is not cls:
+        raise ValueError(f"suite {name!r} is already registered by {_SUITES[name].__name__}")
+    from roadeval.storage.records import register_tables
 
-    def wrap(cls: S) -> S:
-        if name in _SUITES and _SUITES[name] is not cls:
-            raise ValueError(f"suite {name!r} is already registered by {_SUITES[name].__name__}")
-        cls.name = name
-        _SUITES[name] = cls
-        return cls
-
-    return wrap
+    # The suite's own store tables exist from here on (their schemas derived now).
+    register_tables(cls.tables)
+    _SUITES[name] = cls
+    return cls
 
 
 def get_suite(name: str, **options: Any) -> Suite:
     """A configured instance of the suite registered under `name`."""
-    _load_suite(name)
-    if name not in _SUITES:
+    cls = load_suite(name)
+    if cls is None:
         known = ", ".join(suite_names()) or "none"
         raise KeyError(f"unknown suite {name!r} (known: {known})")
-    return _SUITES[name](**options)
+    return cls(**options)
 
 
 def suite_names() -> list[str]:
-    """Every suite that can be asked for: the built-in ones (not imported for this) and any
-    registered by other code."""
-    return sorted(set(BUILTIN_SUITES) | set(_SUITES))
+    """Every suite that can be asked for: those installed (found by entry point, not imported for
+    this) and any registered in process."""
+    return sorted({ep.name for ep in entry_points(group=SUITE_GROUP)} | set(_SUITES))
+
+
+def suite_module(name: str) -> str | None:
+    """The module whose import loads suite `name` (to import it ahead, in the background), found
+    without importing it; None for a suite that is not installed."""
+    found = _entry_point(SUITE_GROUP, name)
+    return found.module if found is not None else None
 
 
 @dataclass(frozen=True)
@@ -117,38 +143,91 @@ def register_baseline(
 # The suite name of a baseline that answers for any suite (the offline judge).
 ANY_SUITE = "*"
 
+# Baseline names whose `roadeval.baselines` entry points have been looked up (and loaded).
+_BASELINE_PLUGINS: set[str] = set()
+
 
 def find_baseline(name: str, suite: str, task: str) -> Baseline | None:
-    _load_suite(suite)
-    for module in ANY_SUITE_MODULES:
-        import_module(module)
-    for entry in [*_BASELINES.get((name, suite), []), *_BASELINES.get((name, ANY_SUITE), [])]:
+    """The baseline `name` for this suite's task: the suite's own (loaded with the suite), else
+    one that answers for any suite (loaded by its name)."""
+    load_suite(suite)
+    for entry in _BASELINES.get((name, suite), []):
+        if entry.covers(task):
+            return entry
+    _load_baseline_plugin(name)
+    for entry in _BASELINES.get((name, ANY_SUITE), []):
         if entry.covers(task):
             return entry
     return None
 
 
 def baseline_names() -> list[str]:
-    _load_builtin()
+    _load_all()
     return sorted({name for name, _ in _BASELINES})
 
 
-def _load_suite(name: str) -> None:
-    # Importing a built-in suite's package runs its decorators (the suite's and its baselines').
-    module = BUILTIN_SUITES.get(name)
-    if module is not None:
-        import_module(module)
-
-
-def _load_builtin() -> None:
-    for module in (*BUILTIN_SUITES.values(), *ANY_SUITE_MODULES):
-        import_module(module)
-
-
 def registry_snapshot() -> dict[str, Any]:
-    """Suites and baselines known now, for `roadeval suites` and for debugging."""
-    _load_builtin()
+    """Suites and baselines known now, every installed one loaded, for `roadeval suites` and for
+    debugging."""
+    _load_all()
     return {
         "suites": sorted(_SUITES),
         "baselines": sorted(f"{name}@{suite}" for name, suite in _BASELINES),
     }
+
+
+def _entry_point(group: str, name: str) -> EntryPoint | None:
+    """The one entry point `name` of `group`; two distributions declaring it differently is an
+    error (which one a run loads would depend on the order of sys.path)."""
+    declared = {ep.value: ep for ep in entry_points(group=group, name=name)}
+    if len(declared) > 1:
+        raise ValueError(
+            f"{name!r} is declared by more than one entry point in group {group}: "
+            + ", ".join(sorted(declared))
+        )
+    return next(iter(declared.values()), None)
+
+
+def load_suite(name: str) -> type[Suite] | None:
+    """The suite class registered under `name`, loaded from its entry point on first use; None
+    when no suite has that name."""
+    if name in _SUITES:
+        return _SUITES[name]
+    found = _entry_point(SUITE_GROUP, name)
+    if found is None:
+        return None
+    where = f"entry point {name} = {found.value!r} (group {SUITE_GROUP})"
+    # Importing the suite's module runs its decorators (the suite's and its baselines').
+    loaded = found.load()
+    if not (isinstance(loaded, type) and issubclass(loaded, Suite)):
+        raise TypeError(f"{where} loads {loaded!r}, not a Suite subclass (give `module:Class`)")
+    declared = getattr(loaded, "name", None)
+    if declared != name:
+        raise ValueError(
+            f"{where} loads {loaded.__name__}, whose name is {declared!r}: the entry point's "
+            "name and the class's `name` must be the same"
+        )
+    return register_suite(loaded)
+
+
+def _load_baseline_plugin(name: str) -> None:
+    """Load the `roadeval.baselines` entry point named `name`, once; it must register a baseline
+    of that name."""
+    if name in _BASELINE_PLUGINS:
+        return
+    found = _entry_point(BASELINE_GROUP, name)
+    if found is not None:
+        found.load()
+        if not any(known == name for known, _ in _BASELINES):
+            raise ValueError(
+                f"entry point {name} = {found.value!r} (group {BASELINE_GROUP}) registers no "
+                f"baseline named {name!r}"
+            )
+    _BASELINE_PLUGINS.add(name)
+
+
+def _load_all() -> None:
+    for name in suite_names():
+        load_suite(name)
+    for ep in entry_points(group=BASELINE_GROUP):
+        _load_baseline_plugin(ep.name)

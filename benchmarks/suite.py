@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 from roadeval.benchmarks.drawing import DrawJob
 from roadeval.benchmarks.errors import BadItemPolicy
@@ -26,6 +26,7 @@ __all__ = [
     "Message",
     "ParseStatus",
     "ParsedAnswer",
+    "PredictionsRequest",
     "ScoredItem",
     "Suite",
 ]
@@ -85,9 +86,38 @@ class ScoredItem:
     state: Any = None
 
 
-class Suite(ABC):
-    """Base class for suites. Subclasses are registered with `@register_suite`."""
+@dataclass(frozen=True, kw_only=True)
+class PredictionsRequest:
+    """A released prediction file to score as the release's metric scripts do (`roadeval
+    score-predictions`): its label file, the predictions, and optionally one task. A suite that
+    reads more declares a subclass with its options as fields (`Suite.predictions_request`)."""
 
+    labels: Path
+    predictions: Path
+    task: str | None = None
+
+    @classmethod
+    def option_names(cls) -> tuple[str, ...]:
+        """The fields beyond those of every request: the suite's own options."""
+        common = {f.name for f in fields(PredictionsRequest)}
+        return tuple(f.name for f in fields(cls) if f.name not in common)
+
+    @classmethod
+    def of(cls, request: PredictionsRequest) -> Self:
+        """`request` as this class: itself when it is one, else its fields with this class's
+        defaults for the rest."""
+        if isinstance(request, cls):
+            return request
+        mine = {f.name for f in fields(cls)}
+        return cls(**{f.name: getattr(request, f.name) for f in fields(request) if f.name in mine})
+
+
+class Suite(ABC):
+    """Base class for suites. A suite is installed by an entry point in the group
+    `roadeval.suites` (see `registry`), or registered in process with `@register_suite`."""
+
+    # The suite's name, declared once, on the subclass: a panel's `suites:` names the suite by
+    # it, and the suite's `roadeval.suites` entry point must bear the same name.
     name: ClassVar[str]
     prompt_version: ClassVar[str]
     # Attempts per item in all: a suite whose protocol re-asks on a bad answer raises this.
@@ -99,6 +129,11 @@ class Suite(ABC):
     generation: ClassVar[GenerationSettings] = GenerationSettings()
     # Whether `score_item` calls a judge (the run then needs the panel's `judge:`).
     uses_judge: ClassVar[bool] = False
+    # What `score_predictions` reads: a subclass of PredictionsRequest when the suite has options.
+    predictions_request: ClassVar[type[PredictionsRequest]] = PredictionsRequest
+    # The suite's own store tables, name -> record (a frozen dataclass, as in `storage.records`):
+    # registered with the suite (`register_suite`), filled by `extra_tables`.
+    tables: ClassVar[Mapping[str, type[Any]]] = {}
 
     def __init__(self, **options: Any) -> None:
         """Suites with settings (from the panel's `options:`) override this and validate them."""
@@ -194,8 +229,8 @@ class Suite(ABC):
         return []
 
     def extra_tables(self, run_id: str, model: str, scored: Sequence[ScoredItem]) -> list[Any]:
-        """Rows of the suite's own store tables (records registered with `@table` in
-        `storage.records`) from one model's scored items, landed with the run's metrics, so
+        """Rows of the suite's own store tables (records of the tables it declares in
+        `tables`) from one model's scored items, landed with the run's metrics, so
         visible only once the whole run has landed; none unless the suite defines them."""
         return []
 
@@ -204,16 +239,9 @@ class Suite(ABC):
         qc`); None when the suite has no such rules."""
         return None
 
-    def score_predictions(
-        self,
-        *,
-        labels: Path,
-        predictions: Path,
-        task: str | None = None,
-        images: Path | None = None,
-        reparse: bool = False,
-    ) -> dict[str, Any]:
-        """Score a released prediction file exactly as the release's metric scripts do."""
+    def score_predictions(self, request: PredictionsRequest) -> dict[str, Any]:
+        """Score a released prediction file exactly as the release's metric scripts do (a suite
+        with options of its own reads them with `predictions_request.of(request)`); JSON-able."""
         raise NotImplementedError(f"suite {self.name!r} cannot score released prediction files")
 
     def generate_demo(self, root: Path) -> Path:

@@ -1,5 +1,6 @@
 """The commands that read the store: `query` (read-only SQL over the views), `runs`, and the
-registry listing `suites`."""
+registry listing `suites`. The views are the catalogue's (`storage.catalog.view_names`), with
+every installed suite loaded first so that its own tables are among them, in the help too."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from typing import Annotated, Any
 
 import typer
 from rich.table import Table
+from typer.core import TyperArgument, TyperCommand
 
-from roadeval.flows.cli_app import app, consoles, fail
+from roadeval.flows.cli_app import app, consoles, fail, printable
 
 
 class OutputFormat(StrEnum):
@@ -26,14 +28,48 @@ StoreOption = Annotated[
 ]
 
 
-@app.command()
+def _load_suites() -> None:
+    """Import every installed suite (by its `roadeval.suites` entry point, as the registry
+    loads one), so that the catalogue has each one's own tables. A suite that fails to load is
+    a warning, not an error: the store stays readable, without that suite's tables."""
+    from roadeval.benchmarks.registry import load_suite, suite_names
+
+    for name in suite_names():
+        try:
+            load_suite(name)
+        except Exception as exc:
+            message = (
+                f"suite {name!r} could not be loaded, so its own tables are missing "
+                f"({type(exc).__name__}: {exc})"
+            )
+            consoles.err.print(f"[bold yellow]warning:[/bold yellow] {printable(message)}")
+
+
+def views_help() -> str:
+    """The `sql` argument's help: the views there are, every installed suite's among them."""
+    from roadeval.storage.catalog import view_names
+
+    _load_suites()
+    return "read-only SQL (SELECT, EXPLAIN, DESCRIBE, SHOW) over the views " + ", ".join(
+        view_names()
+    )
+
+
+class _QueryCommand(TyperCommand):
+    """`query`, its help listing the views as they are when it is shown (not at import)."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        for param in self.params:
+            if param.name == "sql" and isinstance(param, TyperArgument):
+                param.help = views_help()
+        super().format_help(ctx, formatter)
+
+
+@app.command(cls=_QueryCommand)
 def query(
     sql: Annotated[
         str,
-        typer.Argument(
-            help="read-only SQL over the views items, plan, responses, parses, scores, metrics, "
-            "pareto, runs, run_events, costs, cost_totals, estimates"
-        ),
+        typer.Argument(help="read-only SQL over the views (listed when the help is shown)"),
     ],
     store: StoreOption = None,
     format: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.table,
@@ -58,12 +94,13 @@ def runs(
         "n_errors, n_interrupted + n_not_run as n_unfinished, cost_usd, message "
         "from runs order by started_at"
     )
-    columns, rows = _query(store, sql, False)
+    # `runs` reads no suite's own table: no suite needs loading.
+    columns, rows = _query(store, sql, False, every_suite=False)
     _print_rows(columns, rows, format)
 
 
 def _query(
-    store: str | None, sql: str, include_unlanded: bool
+    store: str | None, sql: str, include_unlanded: bool, *, every_suite: bool = True
 ) -> tuple[list[str], list[tuple[Any, ...]]]:
     import duckdb
 
@@ -73,6 +110,8 @@ def _query(
 
     try:
         check_read_only(sql)
+        if every_suite:
+            _load_suites()
         opened = open_store(store)
         if not opened.is_present():
             fail(f"no roadeval store at {opened.uri}: nothing has been landed there")

@@ -30,16 +30,30 @@ def score_predictions(
         bool, typer.Option(help="also parse raw answers with roadeval's parser")
     ] = False,
 ) -> None:
-    """Score a released prediction file exactly as the release's scripts do; prints JSON."""
+    """Score a released prediction file exactly as the release's scripts do; prints JSON.
+
+    `--images` and `--reparse` are RoadBench's options; another suite refuses them."""
     from roadeval.benchmarks.registry import get_suite
 
     for path in (labels, predictions):
         if not path.exists():
             fail(f"{path}: no such file")
+    # The suite's own options, as given: each a field of the suite's request, of the same name.
+    given: dict[str, Any] = {"images": images, "reparse": reparse or None}
+    options = {name: value for name, value in given.items() if value is not None}
     try:
-        result = get_suite(suite).score_predictions(
-            labels=labels, predictions=predictions, task=task, images=images, reparse=reparse
+        chosen = get_suite(suite)
+        accepted = chosen.predictions_request.option_names()
+        refused = [f"--{name}" for name in options if name not in accepted]
+        if refused:
+            raise ValueError(
+                f"suite {suite!r} takes no {', '.join(refused)} for its prediction files"
+                + (f" (its options: {', '.join(f'--{n}' for n in accepted)})" if accepted else "")
+            )
+        request = chosen.predictions_request(
+            labels=labels, predictions=predictions, task=task, **options
         )
+        result = chosen.score_predictions(request)
     except (KeyError, ValueError, NotImplementedError) as exc:
         fail(exc.args[0] if exc.args else str(exc))
         return

@@ -26,6 +26,7 @@ _EXPORTS: dict[str, str] = {
     "ScoredItem": "roadeval.benchmarks.suite",
     "ItemScore": "roadeval.benchmarks.suite",
     "GroupValue": "roadeval.benchmarks.suite",
+    "PredictionsRequest": "roadeval.benchmarks.suite",
     "GenerationSettings": "roadeval.benchmarks.generation",
     "ModelOutput": "roadeval.benchmarks.output",
     "TokenLogprob": "roadeval.benchmarks.output",
@@ -75,6 +76,7 @@ __all__ = [  # noqa: RUF022 - grouped as in _EXPORTS
     "Panel",
     "ParseStatus",
     "ParsedAnswer",
+    "PredictionsRequest",
     "RunStopped",
     "RunSummary",
     "ScoredItem",
@@ -110,6 +112,7 @@ if TYPE_CHECKING:
         ItemScore,
         ParsedAnswer,
         ParseStatus,
+        PredictionsRequest,
         ScoredItem,
         Suite,
     )

@@ -1,22 +1,32 @@
 """The DuckDB catalogue: one view per table over the store's landed Parquet parts, local or S3.
 
 Only landed parts are visible (see `landing`), so a crash never makes a query count half a shard.
+The views are listed in one place, `view_names`: a view per registered table (the shared ones and
+every registered suite's own), `runs`, and the views derived from them (`DERIVED_VIEWS`). A
+suite's own table is known once the suite is registered (imported); `roadeval query` loads every
+installed suite first.
 Queries are read-only: a statement that would write a file or change anything is refused.
 """
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Any
 
 import duckdb
-import pyarrow as pa
 import pyarrow.dataset as ds
 
 from roadeval.storage.heartbeats import MISSED_BEATS, read_heartbeat
 from roadeval.storage.landing import visible_parts
+from roadeval.storage.records import SCHEMAS, TABLES, reserve_names
 from roadeval.storage.store import Store
-from roadeval.storage.tables import SCHEMAS
+
+# Each run's latest event, its status `died` when its heartbeat stopped.
+RUNS_VIEW = "runs"
+# Where the catalogue keeps its helpers: a schema off the search path, so `show tables` lists
+# the views alone.
+_INTERNAL = "_internal"
 
 # Derived views, defined over the base tables so they never disagree with them.
 DERIVED_VIEWS: dict[str, str] = {
@@ -45,8 +55,18 @@ DERIVED_VIEWS: dict[str, str] = {
     ),
 }
 
-# Statements that only read; anything else (COPY, ATTACH, CREATE, SET, INSTALL, ...) is refused.
-_READ_ONLY = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
+reserve_names((RUNS_VIEW, *DERIVED_VIEWS))
+
+# What `roadeval query` runs: statements that only read. DuckDB parses DESCRIBE, SHOW and
+# SUMMARIZE as selects; an EXPLAIN is allowed when what it explains is (EXPLAIN ANALYZE runs it).
+# Anything else (INSTALL, LOAD, ATTACH, COPY, SET, CREATE, PRAGMA, CALL, ...) is refused.
+_READ_ONLY = "SELECT, EXPLAIN, DESCRIBE and SHOW"
+
+
+def view_names() -> list[str]:
+    """Every view `connect` makes, in order: one per table registered now (the shared tables,
+    then each registered suite's own), `runs`, then the derived views."""
+    return [*TABLES, RUNS_VIEW, *DERIVED_VIEWS]
 
 
 class QueryRefused(ValueError):
@@ -67,17 +87,17 @@ def _dataset(store: Store, table: str, keys: list[str]) -> ds.Dataset:
 def _runs_view(con: duckdb.DuckDBPyConnection, store: Store) -> None:
     """`runs`: each run's latest event; a `running` run whose heartbeat stopped reads `died`."""
     con.execute(
-        "create view _latest_runs as select * from run_events "
+        f"create view {_INTERNAL}.latest_runs as select * from run_events "
         "qualify row_number() over (partition by run_id order by seq desc) = 1"
     )
     running = con.execute(
-        "select run_id, started_at, heartbeat_s from _latest_runs where status = 'running'"
+        f"select run_id, started_at, heartbeat_s from {_INTERNAL}.latest_runs "
+        "where status = 'running'"
     ).fetchall()
     now = datetime.now(UTC)
-    ids, beats, alive = [], [], []
+    liveness: list[tuple[str, datetime, bool]] = []
     for run_id, started_at, heartbeat_s in running:
         beat = read_heartbeat(store, run_id)
-        ids.append(run_id)
         if beat is None:
             # No beat to read (the first is written before the `running` event, so this is
             # a foreign or damaged store): judge it by its start.
@@ -85,21 +105,13 @@ def _runs_view(con: duckdb.DuckDBPyConnection, store: Store) -> None:
             living = (now - started_at).total_seconds() <= MISSED_BEATS * (heartbeat_s or 0)
         else:
             last, living = beat.at, beat.alive(now)
-        beats.append(last)
-        alive.append(living)
-    con.register(
-        "_liveness",
-        pa.table(
-            {"run_id": ids, "heartbeat_at": beats, "alive": alive},
-            schema=pa.schema(
-                [
-                    ("run_id", pa.string()),
-                    ("heartbeat_at", pa.timestamp("us", tz="UTC")),
-                    ("alive", pa.bool_()),
-                ]
-            ),
-        ),
+        liveness.append((run_id, last, living))
+    con.execute(
+        f"create table {_INTERNAL}.liveness "
+        "(run_id varchar, heartbeat_at timestamp with time zone, alive boolean)"
     )
+    if liveness:
+        con.executemany(f"insert into {_INTERNAL}.liveness values (?, ?, ?)", liveness)
     columns = ", ".join(
         "case when l.alive = false then 'died' else e.status end as status"
         if name == "status"
@@ -107,21 +119,23 @@ def _runs_view(con: duckdb.DuckDBPyConnection, store: Store) -> None:
         for name in SCHEMAS["run_events"].names
     )
     con.execute(
-        f"create view runs as select {columns}, l.heartbeat_at "
-        "from _latest_runs e left join _liveness l using (run_id)"
+        f"create view {RUNS_VIEW} as select {columns}, l.heartbeat_at "
+        f"from {_INTERNAL}.latest_runs e left join {_INTERNAL}.liveness l using (run_id)"
     )
 
 
 def connect(store: Store, *, include_unlanded: bool = False) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB with views items, responses, parses, scores, metrics, run_events,
-    runs and costs over the store; `include_unlanded` also shows parts no landing published."""
+    """An in-memory DuckDB with the views of `view_names()` over the store (a view per table
+    registered now, `runs`, and the derived views); `include_unlanded` also shows parts no
+    landing published."""
     con = duckdb.connect(
         config={"autoinstall_known_extensions": False, "autoload_known_extensions": False}
     )
-    parts = visible_parts(store, include_unlanded=include_unlanded)
-    for table in SCHEMAS:
-        con.register(f"_{table}_arrow", _dataset(store, table, parts[table]))
-        con.execute(f"create view {table} as select * from _{table}_arrow")
+    con.execute(f"create schema {_INTERNAL}")
+    # One lazy dataset per table, registered under the table's own name (so nothing but the
+    # views shows in `show tables`); DuckDB pushes projections and filters down into it.
+    for table, keys in visible_parts(store, include_unlanded=include_unlanded).items():
+        con.register(table, _dataset(store, table, keys))
     _runs_view(con, store)
     for name, sql in DERIVED_VIEWS.items():
         con.execute(f"create view {name} as {sql}")
@@ -131,18 +145,84 @@ def connect(store: Store, *, include_unlanded: bool = False) -> duckdb.DuckDBPyC
     return con
 
 
+# Whitespace and comments, between the words that open a statement.
+_GAP = re.compile(r"(?:\s+|--[^\n]*|/\*.*?\*/)*", re.DOTALL)
+_WORD = re.compile(r"[A-Za-z_]+")
+# EXPLAIN's options: bare words only, e.g. (analyze, format json).
+_EXPLAIN_OPTIONS = re.compile(r"\(\s*\w+(?:\s+\w+)?(?:\s*,\s*\w+(?:\s+\w+)?)*\s*\)")
+
+
+def _skip_gap(sql: str, pos: int) -> int:
+    gap = _GAP.match(sql, pos)
+    return gap.end() if gap else pos
+
+
+def _word_at(sql: str, pos: int) -> tuple[str, int]:
+    """The word at `pos` (after any whitespace and comments), upper-cased, and where it ends;
+    '' when no word is there."""
+    pos = _skip_gap(sql, pos)
+    word = _WORD.match(sql, pos)
+    return (word.group().upper(), word.end()) if word else ("", pos)
+
+
+def statement_kind(sql: str) -> str:
+    """What a statement is, by the words it opens with: INSTALL, FORCE INSTALL, COPY, ..."""
+    word, end = _word_at(sql, 0)
+    if word == "FORCE":
+        word = f"FORCE {_word_at(sql, end)[0]}".strip()
+    return word or "unnamed"
+
+
+def _explained(sql: str) -> tuple[bool, str]:
+    """An EXPLAIN's statement: whether it is EXPLAIN ANALYZE, and the statement explained."""
+    _, end = _word_at(sql, 0)
+    word, after = _word_at(sql, end)
+    analyze = word in ("ANALYZE", "ANALYSE")
+    if analyze:
+        end = after
+    start = _skip_gap(sql, end)
+    options = _EXPLAIN_OPTIONS.match(sql, start)
+    if options is not None:
+        analyze = analyze or re.search(r"\banaly[sz]e\b", options.group(), re.I) is not None
+        start = options.end()
+    return analyze, sql[start:]
+
+
+def _article(kind: str) -> str:
+    # By sound: "an INSTALL", "an UPDATE", but "a USE".
+    vowel = kind[:1] in "AEIOU" and not kind.startswith("USE")
+    return f"{'an' if vowel else 'a'} {kind}"
+
+
+def _refused(statement: Any) -> str | None:
+    """None for a statement that only reads, else what it is, for the message ("an INSTALL
+    statement", "an EXPLAIN ANALYZE of a CREATE statement")."""
+    if statement.type == duckdb.StatementType.SELECT:
+        return None
+    if statement.type == duckdb.StatementType.EXPLAIN:
+        analyze, explained = _explained(statement.query)
+        inner = duckdb.extract_statements(explained)
+        kind = "EXPLAIN ANALYZE" if analyze else "EXPLAIN"
+        if len(inner) != 1:
+            return f"{_article(kind)} of no single statement"
+        what = _refused(inner[0])
+        return None if what is None else f"{_article(kind)} of {what}"
+    return f"{_article(statement_kind(statement.query))} statement"
+
+
 def check_read_only(sql: str) -> None:
-    """Refuse anything but SELECT / EXPLAIN statements."""
+    """Refuse anything but statements that only read: SELECT (DESCRIBE, SHOW and SUMMARIZE
+    among them) and EXPLAIN of one."""
     try:
-        statements = duckdb.extract_statements(sql)
+        for statement in duckdb.extract_statements(sql):
+            what = _refused(statement)
+            if what is not None:
+                raise QueryRefused(
+                    f"query refused: roadeval query is read-only (it runs {_READ_ONLY}), "
+                    f"and this is {what}"
+                )
     except duckdb.Error as exc:
         raise QueryRefused(f"query does not parse: {exc}") from None
-    for statement in statements:
-        if statement.type not in _READ_ONLY:
-            kind = statement.type.name
-            raise QueryRefused(
-                f"query refused: roadeval query is read-only, and this is a {kind} statement"
-            )
 
 
 def query(

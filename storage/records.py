@@ -1,13 +1,20 @@
 """One typed record per store table. The table's Arrow schema is derived from its record, so a
 column is declared once, and every row is built as a record (a misspelt or missing field fails
-where the row is made, not in a query months later)."""
+where the row is made, not in a query months later).
+
+The registry of tables is open: the shared tables below register when this module loads, a
+suite's own tables (its `Suite.tables`) when the suite is registered. Everything that needs a
+table (part keys, Parquet encoding, landings, the catalogue's views) looks it up here at the
+time, so a table registered later is everywhere at once.
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import re
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, TypeVar, Union
@@ -18,27 +25,75 @@ TIMESTAMP = pa.timestamp("us", tz="UTC")
 Int32 = Annotated[int, pa.int32()]
 
 R = TypeVar("R")
-TABLES: dict[str, type[Any]] = {}
+
+_RECORDS: dict[str, type[Any]] = {}
+_SCHEMAS: dict[str, pa.Schema] = {}
+_TABLE_OF: dict[type[Any], str] = {}
+# Names the catalogue gives its own views (`runs`, `costs`, ...): no table may take one.
+_RESERVED: set[str] = set()
+
+# Live, read-only views of the registry (never a copy that goes stale): table name -> record,
+# and table name -> Arrow schema, in the order the tables were registered.
+TABLES: Mapping[str, type[Any]] = types.MappingProxyType(_RECORDS)
+SCHEMAS: Mapping[str, pa.Schema] = types.MappingProxyType(_SCHEMAS)
+
+# A table's name is a bare SQL identifier (its view) and a folder name (its parts).
+_TABLE_NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def register_tables(records: Mapping[str, type[Any]]) -> None:
+    """Register records as the tables named by the keys, deriving each schema now; all or
+    none (a bad record or a taken name fails before any is added). Registering the same
+    record under the same name again is a no-op."""
+    new: dict[str, tuple[type[Any], pa.Schema]] = {}
+    for name, record in records.items():
+        if _RECORDS.get(name) is record:
+            continue
+        if not _TABLE_NAME.fullmatch(name):
+            raise ValueError(f"table name {name!r} is not a lowercase identifier")
+        if name in _RECORDS:
+            raise ValueError(f"table {name!r} already has a record: {_RECORDS[name].__name__}")
+        if name in _RESERVED:
+            raise ValueError(f"table name {name!r} is taken by a view of the catalogue")
+        if not (dataclasses.is_dataclass(record) and isinstance(record, type)):
+            raise TypeError(f"the record of table {name!r} must be a dataclass, not {record!r}")
+        params = getattr(record, "__dataclass_params__", None)  # set by @dataclass
+        if not getattr(params, "frozen", False):
+            raise TypeError(f"the record of table {name!r} ({record.__name__}) must be frozen")
+        owner = _TABLE_OF.get(record) or next(
+            (other for other, (cls, _) in new.items() if cls is record), None
+        )
+        if owner is not None:
+            raise ValueError(f"{record.__name__} is already the record of table {owner!r}")
+        new[name] = (record, arrow_schema(record))
+    for name, (record, schema) in new.items():
+        _RECORDS[name], _SCHEMAS[name], _TABLE_OF[record] = record, schema, name
 
 
 def table(name: str) -> Callable[[type[R]], type[R]]:
     """Class decorator: register a frozen dataclass as the record of table `name`."""
 
     def register(cls: type[R]) -> type[R]:
-        if name in TABLES:
-            raise ValueError(f"table {name!r} already has a record: {TABLES[name].__name__}")
-        TABLES[name] = cls
+        register_tables({name: cls})
         return cls
 
     return register
 
 
+def reserve_names(names: Iterable[str]) -> None:
+    """Keep names (the catalogue's own views) from ever naming a table."""
+    for name in names:
+        if name in _RECORDS:
+            raise ValueError(f"{name!r} is both a table and a view of the catalogue")
+        _RESERVED.add(name)
+
+
 def table_of(record: object) -> str:
     """The table a record belongs to; a TypeError for an object that is no table's record."""
-    for name, cls in TABLES.items():
-        if type(record) is cls:
-            return name
-    raise TypeError(f"{type(record).__name__} is not the record of any table")
+    name = _TABLE_OF.get(type(record))
+    if name is None:
+        raise TypeError(f"{type(record).__name__} is not the record of any table")
+    return name
 
 
 _ARROW_TYPES: dict[Any, pa.DataType] = {
@@ -245,25 +300,6 @@ class MetricRow:
     metric: str
     value: float
     n: int
-
-
-@table("pareto")
-@dataclass(frozen=True)
-class ErrorParetoRow:
-    """One bar of a Pareto chart of errors: for one model and one group of items (TRIP: a
-    role), a category (TRIP: a knowledge point) with its errors, ranked by errors (most first,
-    ties by name, rank 1 first); `share` is its part of the group's errors, `cumulative_share`
-    the running total down to this rank (1.0 at the last). A group without errors has no rows."""
-
-    run_id: str
-    suite: str
-    model: str
-    role: str
-    knowledge_point: str
-    rank: Int32
-    errors: int
-    share: float
-    cumulative_share: float
 
 
 @table("run_events")

@@ -1,5 +1,6 @@
-"""The Parquet tables of a store: their schemas (derived from their records) and how parts are
-written."""
+"""The Parquet tables of a store: their schemas (derived from their records, see `records`) and
+how parts are written. Tables are looked up in the registry when a part is made, so a suite's
+table registered after this module loaded is written like any other."""
 
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ from urllib.parse import quote
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from roadeval.storage.records import TABLES, arrow_schema
+from roadeval.storage.records import SCHEMAS, TABLES
 from roadeval.storage.store import Store
 
-SCHEMAS: dict[str, pa.Schema] = {name: arrow_schema(record) for name, record in TABLES.items()}
+__all__ = ["SCHEMAS", "TABLES", "part_key", "to_parquet", "write_part"]
 
 
 def _segment(name: str, value: str) -> str:
@@ -37,6 +38,8 @@ def part_key(table: str, name: str, *, suite: str | None = None, model: str | No
 
 def to_parquet(table: str, rows: Iterable[Any]) -> bytes:
     """Encode records of `table` with its schema; a row of another record type fails here."""
+    if table not in TABLES:
+        raise KeyError(f"unknown table {table!r}")
     record, schema = TABLES[table], SCHEMAS[table]
     columns: dict[str, list[Any]] = {name: [] for name in schema.names}
     for row in rows:

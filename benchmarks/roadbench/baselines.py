@@ -11,10 +11,9 @@ from shapely import LineString, Point
 
 from roadeval.benchmarks.registry import BaselineCall, register_baseline
 from roadeval.benchmarks.roadbench.metrics_lanes import rule_designations
-from roadeval.benchmarks.roadbench.prompts import reference_coords, shown_coordinates
-from roadeval.benchmarks.roadbench.tasks import BEV_DIRECTION_LETTERS, ROAD_TYPES
+from roadeval.benchmarks.roadbench.prompt import reference_coords, shown_coordinates
+from roadeval.benchmarks.roadbench.tasks import BEV_DIRECTION_LETTERS, ROAD_TYPES, SUITE_NAME
 
-SUITE = "roadbench"
 TERM_OF_LETTER = {letter: term for term, letter in BEV_DIRECTION_LETTERS.items()}
 # The release's random lane-count baseline draws from these.
 RANDOM_LANE_COUNTS = (2, 3, 4)
@@ -25,10 +24,10 @@ def yaml_reply(explanation: str, body: str) -> str:
 
 
 def seeded(call: BaselineCall) -> random.Random:
-    return random.Random(f"{call.seed}:{SUITE}:{call.item_id}:{call.attempt}")
+    return random.Random(f"{call.seed}:{SUITE_NAME}:{call.item_id}:{call.attempt}")
 
 
-@register_baseline("lane-rule", suite=SUITE, tasks=["2", "5"])
+@register_baseline("lane-rule", suite=SUITE_NAME, tasks=["2", "5"])
 def lane_rule(call: BaselineCall) -> str:
     """1 lane: left+straight+right; 2 lanes: left+straight, straight+right; else left, straight
     in the middle, right (the release's rule baseline)."""
@@ -42,12 +41,12 @@ def lane_rule(call: BaselineCall) -> str:
     )
 
 
-@register_baseline("always-2", suite=SUITE, tasks=["1", "4"])
+@register_baseline("always-2", suite=SUITE_NAME, tasks=["1", "4"])
 def always_two(call: BaselineCall) -> str:
     return yaml_reply("baseline that always answers two lanes", "num_lanes: 2")
 
 
-@register_baseline("random", suite=SUITE, tasks=["1", "4", "6"])
+@register_baseline("random", suite=SUITE_NAME, tasks=["1", "4", "6"])
 def random_answer(call: BaselineCall) -> str:
     """A lane count drawn from 2, 3, 4 (tasks 1, 4) or a road type (task 6), seeded per item."""
     rng = seeded(call)
@@ -56,7 +55,7 @@ def random_answer(call: BaselineCall) -> str:
     return yaml_reply("random baseline", f"num_lanes: {rng.choice(RANDOM_LANE_COUNTS)}")
 
 
-@register_baseline("do-nothing", suite=SUITE, tasks=["3"])
+@register_baseline("do-nothing", suite=SUITE_NAME, tasks=["3"])
 def do_nothing(call: BaselineCall) -> str:
     """The reference line unchanged: its two ends as junctions, itself as the only line."""
     coords = shown_coordinates(reference_coords(call.item.extra["pixel_line"]))

@@ -13,7 +13,7 @@ from typing import Any
 from PIL import Image
 from shapely import LineString, Point
 
-from roadeval.benchmarks.roadbench.demo_scenes import bev_network, bev_segment, fpv_road, fpv_view
+from roadeval.benchmarks.roadbench.demo_drawing import bev_network, bev_segment, fpv_road, fpv_view
 from roadeval.benchmarks.roadbench.metrics_lanes import rule_designations
 
 DEMO_FOLDER = "roadbench-demo"

@@ -10,7 +10,7 @@ from typing import Any
 from roadeval.benchmarks.errors import BadItemPolicy
 from roadeval.benchmarks.item import AnswerKind, Item, Media
 from roadeval.benchmarks.loading import LoadReport, collect, read_jsonl
-from roadeval.benchmarks.roadbench import prompts
+from roadeval.benchmarks.roadbench import prompt
 from roadeval.benchmarks.roadbench.conditions import read_conditions
 from roadeval.benchmarks.roadbench.images import checked_image
 from roadeval.benchmarks.roadbench.layout import LABEL_FIELDS, label_files
@@ -24,9 +24,7 @@ from roadeval.benchmarks.roadbench.rows import (
     road_type,
     row_problem,
 )
-from roadeval.benchmarks.roadbench.tasks import LANE_ALPHABETS, TASKS
-
-SUITE_NAME = "roadbench"
+from roadeval.benchmarks.roadbench.tasks import LANE_ALPHABETS, SUITE_NAME, TASKS
 
 Row = dict[str, Any]
 Builder = Callable[[int, Row], list[Item]]
@@ -99,7 +97,7 @@ class ItemFactory:
             self.item(
                 "1",
                 item_id,
-                prompts.bev_lane_counting_prompt(width, height, coords),
+                prompt.bev_lane_counting_prompt(width, height, coords),
                 num_lane,
                 media,
                 (width, height),
@@ -107,7 +105,7 @@ class ItemFactory:
             )
         ]
         if designation_kept(num_lane, laneinfo, LANE_ALPHABETS["2"]):
-            question = prompts.bev_lane_designation_prompt(width, height, coords, num_lane)
+            question = prompt.bev_lane_designation_prompt(width, height, coords, num_lane)
             extra = {**extra, "num_lanes": num_lane}
             items.append(self.item("2", item_id, question, laneinfo, media, (width, height), extra))
         return items
@@ -118,7 +116,7 @@ class ItemFactory:
         truth = network_truth(row, self.labels, line)
         media, (width, height) = self.media(f"{item_id}.png", line, item_id, "bev")
         self.seen.add(item_id)
-        question = prompts.bev_roadnet_prompt(width, height, coords)
+        question = prompt.bev_roadnet_prompt(width, height, coords)
         extra = {"pixel_line": row["pixel_line"]}
         return [self.item("3", item_id, question, truth, media, (width, height), extra)]
 
@@ -135,7 +133,7 @@ class ItemFactory:
             self.item(
                 "4",
                 item_id,
-                prompts.fpv_lane_counting_prompt(),
+                prompt.fpv_lane_counting_prompt(),
                 num_lane,
                 media,
                 size,
@@ -143,7 +141,7 @@ class ItemFactory:
             )
         ]
         if designation_kept(num_lane, laneinfo, LANE_ALPHABETS["5"]):
-            question = prompts.fpv_lane_designation_prompt(num_lane)
+            question = prompt.fpv_lane_designation_prompt(num_lane)
             extra = {"num_lanes": num_lane}
             items.append(self.item("5", item_id, question, laneinfo, media, size, extra, labels))
         return items
@@ -154,7 +152,7 @@ class ItemFactory:
         name = image_name(row, item_id, self.labels, line)
         media, size = self.media(name, line, item_id, "fpv")
         self.seen.add(item_id)
-        return [self.item("6", item_id, prompts.fpv_road_type_prompt(), gold, media, size)]
+        return [self.item("6", item_id, prompt.fpv_road_type_prompt(), gold, media, size)]
 
 
 def load_items(source: Path, suite_version: str, policy: BadItemPolicy) -> LoadReport:

@@ -21,12 +21,24 @@ from roadeval.benchmarks.roadbench.tasks import (
     LANE_COUNTING_TASKS,
     LANE_DESIGNATION_TASKS,
     ROADNET_TASK,
+    SUITE_NAME,
     task_spec,
 )
+from roadeval.benchmarks.suite import PredictionsRequest
 
 FILE_TASK = re.compile(r"task(\d)_")
 # Reported ids are capped so that the JSON stays readable for full-size files.
 MAX_LISTED_IDS = 50
+
+
+@dataclass(frozen=True, kw_only=True)
+class RoadBenchPredictions(PredictionsRequest):
+    """A RoadBench prediction file to score: `task` defaults to the one the file name gives
+    (`task<N>_...`); `images` is where task 3 reads each image's size (default: the label
+    file's folder); `reparse` also scores our own parse of the rows' raw answers."""
+
+    images: Path | None = None
+    reparse: bool = False
 
 
 @dataclass(frozen=True)
@@ -142,30 +154,23 @@ def score_outcomes(
     }
 
 
-def score_prediction_file(
-    *,
-    labels: Path,
-    predictions: Path,
-    task: str | None = None,
-    images: Path | None = None,
-    reparse: bool = False,
-) -> dict[str, Any]:
+def score_prediction_file(request: RoadBenchPredictions) -> dict[str, Any]:
     """Metrics of a released prediction file; JSON-able. With `reparse`, the same from our parse
     of each row's raw `answer`, and the rows where our (llm_value, error) differs from the row's."""
-    labels, predictions = Path(labels), Path(predictions)
+    labels, predictions = Path(request.labels), Path(request.predictions)
     for path in (labels, predictions):
         if not path.is_file():
             raise SuiteSourceError(f"{path} is not a file")
-    task = resolve_task(task, predictions)
+    task = resolve_task(request.task, predictions)
     rows = read_rows(predictions, task)
     sizes: dict[str, tuple[int, int] | None] = {}
     if task == ROADNET_TASK:
-        folder = Path(images) if images is not None else labels.parent
+        folder = Path(request.images) if request.images is not None else labels.parent
         sizes = {row.item_id: read_size(folder / f"{row.item_id}.png") for row in rows}
     known = label_ids(labels)
     released = [outcome(task, row.llm_value, row.error, row.truth) for row in rows]
     report: dict[str, Any] = {
-        "suite": "roadbench",
+        "suite": SUITE_NAME,
         "task": task,
         "task_name": task_spec(task).name,
         "rows": len(rows),
@@ -173,7 +178,7 @@ def score_prediction_file(
         "missing_images": sum(1 for size in sizes.values() if size is None),
         **score_outcomes(task, predictions, rows, released, sizes),
     }
-    if reparse:
+    if request.reparse:
         ours = [release_row(task, read_reply(task, row.answer)) for row in rows]
         disagreeing = [
             row.item_id

@@ -18,21 +18,29 @@ from roadeval.benchmarks.roadbench.answers import should_reask as release_reasks
 from roadeval.benchmarks.roadbench.demo import write_demo
 from roadeval.benchmarks.roadbench.loader import load_items
 from roadeval.benchmarks.roadbench.outcomes import Outcome, parsed_outcome
-from roadeval.benchmarks.roadbench.predictions import score_prediction_file
+from roadeval.benchmarks.roadbench.predictions import RoadBenchPredictions, score_prediction_file
 from roadeval.benchmarks.roadbench.render import item_image
 from roadeval.benchmarks.roadbench.scoring import item_values, summarize_task
-from roadeval.benchmarks.roadbench.tasks import ROADNET_TASK
-from roadeval.benchmarks.suite import ItemScore, Message, ParsedAnswer, ScoredItem, Suite
+from roadeval.benchmarks.roadbench.tasks import ROADNET_TASK, SUITE_NAME
+from roadeval.benchmarks.suite import (
+    ItemScore,
+    Message,
+    ParsedAnswer,
+    PredictionsRequest,
+    ScoredItem,
+    Suite,
+)
 
 # The release commit whose prompts, parsing and metric scripts this adapter follows.
 SUITE_VERSION = "release-8178e69"
 
 
-@register_suite("roadbench")
+@register_suite
 class RoadBenchSuite(Suite):
     """Items are "<task>:<release id>" for tasks "1".."6"; images go as PNG data URLs before the
     prompt text, as the release sends them."""
 
+    name: ClassVar[str] = SUITE_NAME
     prompt_version: ClassVar[str] = "release-8178e69:both-arrows"
     # The release's client tries 4 times in all while the reply's YAML does not read.
     max_attempts: ClassVar[int] = 4
@@ -45,6 +53,8 @@ class RoadBenchSuite(Suite):
         "lane_exact_match",
         "release_error",
     )
+    # Prediction files take two options of RoadBench's own: `images` and `reparse`.
+    predictions_request: ClassVar[type[PredictionsRequest]] = RoadBenchPredictions
 
     def load(self, source: Path, *, on_bad_item: BadItemPolicy = BadItemPolicy.ERROR) -> LoadReport:
         return load_items(Path(source), SUITE_VERSION, on_bad_item)
@@ -92,18 +102,8 @@ class RoadBenchSuite(Suite):
         ]
         return summarize_task(task, truths, results, [row.values for row in scored])
 
-    def score_predictions(
-        self,
-        *,
-        labels: Path,
-        predictions: Path,
-        task: str | None = None,
-        images: Path | None = None,
-        reparse: bool = False,
-    ) -> dict[str, Any]:
-        return score_prediction_file(
-            labels=labels, predictions=predictions, task=task, images=images, reparse=reparse
-        )
+    def score_predictions(self, request: PredictionsRequest) -> dict[str, Any]:
+        return score_prediction_file(RoadBenchPredictions.of(request))
 
     def generate_demo(self, root: Path) -> Path:
         return write_demo(Path(root))

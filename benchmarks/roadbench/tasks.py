@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# The suite's name (`RoadBenchSuite.name`), spelled out here only.
+SUITE_NAME = "roadbench"
+
 
 @dataclass(frozen=True)
 class TaskSpec:

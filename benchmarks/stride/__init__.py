@@ -3,7 +3,7 @@
 Importing the package registers the `stride` suite and its `random` baseline.
 """
 
-from roadeval.benchmarks.stride import baseline, suite  # noqa: F401
+from roadeval.benchmarks.stride import baselines, suite  # noqa: F401
 from roadeval.benchmarks.stride.suite import StrideSuite
 
 __all__ = ["StrideSuite"]

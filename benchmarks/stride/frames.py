@@ -20,7 +20,7 @@ from roadeval.benchmarks.errors import ItemError, ItemProblem
 from roadeval.benchmarks.image_check import NotAnImageError, image_media
 from roadeval.benchmarks.item import Media, MediaKind
 from roadeval.benchmarks.stride.rows import TaskRow
-from roadeval.benchmarks.stride.templates import (
+from roadeval.benchmarks.stride.tasks import (
     SCENE_OVERVIEW,
     SCENE_OVERVIEW_MAX_FRAMES,
     Split,

@@ -18,9 +18,8 @@ from roadeval.benchmarks.item import AnswerKind, Item
 from roadeval.benchmarks.loading import LoadReport, collect
 from roadeval.benchmarks.stride.frames import FrameFinder
 from roadeval.benchmarks.stride.rows import ROW_FIELDS, QuestionsFile, RowReader, read_questions
-from roadeval.benchmarks.stride.templates import Kind
+from roadeval.benchmarks.stride.tasks import SUITE_NAME, Kind
 
-SUITE = "stride"
 ANSWER_KINDS = {
     Kind.MCQ: AnswerKind.CHOICE,
     Kind.TRAJECTORY: AnswerKind.WAYPOINTS,
@@ -95,7 +94,7 @@ def load_items(
         if isinstance(task.raw.get("scenario_cluster"), str) and task.raw["scenario_cluster"]:
             labels["scenario"] = task.raw["scenario_cluster"]
         return Item(
-            suite=SUITE,
+            suite=SUITE_NAME,
             suite_version=version,
             item_id=task.item_id,
             task=task.template,

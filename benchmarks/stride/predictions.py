@@ -19,7 +19,7 @@ from typing import Any
 from roadeval.benchmarks.stride.judge import candidate_answer, parse_judge_score
 from roadeval.benchmarks.stride.mcq import extract_answer_key, is_correct
 from roadeval.benchmarks.stride.rows import RowReader, TaskRow, match_key, read_questions
-from roadeval.benchmarks.stride.templates import Kind, expected_points
+from roadeval.benchmarks.stride.tasks import SUITE_NAME, Kind, expected_points
 from roadeval.benchmarks.stride.trajectory_metrics import errors_of
 from roadeval.benchmarks.stride.waypoints import origin, parse_points
 
@@ -143,7 +143,7 @@ def score_prediction_file(
                     {"none": "unanswered", "unread": "unscored"}.get(verdict, "not_judged")
                 ] += 1
     return {
-        "suite": "stride",
+        "suite": SUITE_NAME,
         "split": questions_file.split.value,
         "labels": str(labels),
         "predictions": str(predictions),

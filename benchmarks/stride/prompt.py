@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 
 from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.messages import ImageRef, Message, user_message
-from roadeval.benchmarks.stride.templates import SCENE_OVERVIEW, TRAJECTORY_POINTS
+from roadeval.benchmarks.stride.tasks import SCENE_OVERVIEW, TRAJECTORY_POINTS
 
 PROMPT_VERSION = "stride-1dd585b"
 MASKED_OBJECT_REFERENCE = "the object in the red bounding box"

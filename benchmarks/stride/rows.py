@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 
 from roadeval.benchmarks.errors import ItemError, ItemProblem, SuiteSourceError
 from roadeval.benchmarks.stride.mcq import gold_letter
-from roadeval.benchmarks.stride.templates import (
+from roadeval.benchmarks.stride.tasks import (
     QUESTION_FORMATS,
     SCORING_TYPES,
     Kind,

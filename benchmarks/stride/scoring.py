@@ -17,7 +17,7 @@ from roadeval.benchmarks.judging import Judge
 from roadeval.benchmarks.messages import ImageRef
 from roadeval.benchmarks.stride.judge import candidate_answer, judge_request, parse_judge_score
 from roadeval.benchmarks.stride.mcq import is_correct
-from roadeval.benchmarks.stride.templates import Kind
+from roadeval.benchmarks.stride.tasks import Kind
 from roadeval.benchmarks.stride.trajectory_metrics import item_errors
 from roadeval.benchmarks.suite import ItemScore, ParsedAnswer, ParseStatus
 

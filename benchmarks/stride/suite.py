@@ -24,7 +24,7 @@ from roadeval.benchmarks.stride.prompt import PROMPT_VERSION, build_messages
 from roadeval.benchmarks.stride.render import item_frames
 from roadeval.benchmarks.stride.scoring import item_kind, score_judged, score_plain
 from roadeval.benchmarks.stride.summary import group_values, summarize_task
-from roadeval.benchmarks.stride.templates import Kind, expected_points
+from roadeval.benchmarks.stride.tasks import SUITE_NAME, Kind, expected_points
 from roadeval.benchmarks.stride.waypoints import read_trajectory
 from roadeval.benchmarks.suite import (
     GroupValue,
@@ -32,6 +32,7 @@ from roadeval.benchmarks.suite import (
     Message,
     ParsedAnswer,
     ParseStatus,
+    PredictionsRequest,
     ScoredItem,
     Suite,
 )
@@ -40,7 +41,7 @@ OPEN_ANSWER = "open:answer"
 OPEN_NO_ANSWER = "open:no-answer"
 
 
-@register_suite("stride")
+@register_suite
 class StrideSuite(Suite):
     """Source: a `questions.json` (nuScenes v6, Waymo v1, or a Mini file), or a folder holding
     `questions.json` (else exactly one .json file).
@@ -50,6 +51,7 @@ class StrideSuite(Suite):
     questions file's folder; default: that folder.
     """
 
+    name: ClassVar[str] = SUITE_NAME
     prompt_version: ClassVar[str] = PROMPT_VERSION
     # The release's runner (`evaluation/run_openai.py`) sends temperature 0 and nothing else.
     generation: ClassVar[GenerationSettings] = GenerationSettings(temperature=0)
@@ -61,7 +63,7 @@ class StrideSuite(Suite):
     def __init__(self, *, images: str | None = None, **options: Any) -> None:
         super().__init__(**options)
         if images is not None and not isinstance(images, str | Path):
-            raise ValueError(f"suite 'stride': images must be a folder path, got {images!r}")
+            raise ValueError(f"suite {self.name!r}: images must be a folder path, got {images!r}")
         self.images = str(images) if images is not None else None
 
     def options(self) -> dict[str, Any]:
@@ -117,18 +119,10 @@ class StrideSuite(Suite):
     def group_values(self, scored: Sequence[ScoredItem]) -> list[GroupValue]:
         return group_values(scored)
 
-    def score_predictions(
-        self,
-        *,
-        labels: Path,
-        predictions: Path,
-        task: str | None = None,
-        images: Path | None = None,
-        reparse: bool = False,
-    ) -> dict[str, Any]:
-        """Raw answers are always read by the release's rules; `task` keeps one template;
-        `images` and `reparse` change nothing for this suite."""
-        return score_prediction_file(Path(labels), Path(predictions), task)
+    def score_predictions(self, request: PredictionsRequest) -> dict[str, Any]:
+        """Raw answers are always read by the release's rules; `task` keeps one template (the
+        request has no options of this suite's own)."""
+        return score_prediction_file(Path(request.labels), Path(request.predictions), request.task)
 
     def generate_demo(self, root: Path) -> Path:
         from roadeval.benchmarks.stride.demo import write_demo

@@ -17,7 +17,7 @@ from roadeval.benchmarks.stride.scoring import (
     JudgeStatus,
     item_kind,
 )
-from roadeval.benchmarks.stride.templates import Kind
+from roadeval.benchmarks.stride.tasks import Kind
 from roadeval.benchmarks.suite import GroupValue, ParseStatus, ScoredItem
 
 SUITE_WIDE = "*"

@@ -3,7 +3,7 @@
 Importing the package registers the `tbbench` suite and its `random` baseline.
 """
 
-from roadeval.benchmarks.tbbench import baseline, suite  # noqa: F401
+from roadeval.benchmarks.tbbench import baselines, suite  # noqa: F401
 from roadeval.benchmarks.tbbench.suite import TBBenchSuite
 
 __all__ = ["TBBenchSuite"]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from roadeval.benchmarks.tbbench.demo_scene import (
+from roadeval.benchmarks.tbbench.demo_drawing import (
     LANE_WIDTH_M,
     ONCOMING_LANE_X_M,
     Frame,

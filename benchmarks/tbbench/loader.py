@@ -21,9 +21,7 @@ from roadeval.benchmarks.tbbench.rows import (
     require_text,
     row_error,
 )
-from roadeval.benchmarks.tbbench.tasks import RuleFamily, TaskSpec
-
-SUITE = "tbbench"
+from roadeval.benchmarks.tbbench.tasks import SUITE_NAME, RuleFamily, TaskSpec
 
 
 def gold_kind(spec: TaskSpec, solution: str) -> str:
@@ -70,7 +68,7 @@ def _build_item(
     media = row_frames(path, line, row, item_id, layout)
     kind = gold_kind(spec, solution)
     return Item(
-        suite=SUITE,
+        suite=SUITE_NAME,
         suite_version=suite_version,
         item_id=item_id,
         task=spec.code,

@@ -24,7 +24,7 @@ from roadeval.benchmarks.tbbench.rows import (
     row_error,
 )
 from roadeval.benchmarks.tbbench.summary import accuracy_percent, unweighted_mean
-from roadeval.benchmarks.tbbench.tasks import TASKS, task_spec
+from roadeval.benchmarks.tbbench.tasks import SUITE_NAME, TASKS, task_spec
 
 LABEL_COLUMNS = ("id", "task", "problem", "solution")
 MISSING = ParsedAnswer(
@@ -112,7 +112,7 @@ def score_prediction_file(
     label_ids = {row.item_id for row in label_rows}
     selected_ids = {row.item_id for row in selected}
     return {
-        "suite": "tbbench",
+        "suite": SUITE_NAME,
         "task_filter": wanted,
         "tasks": tasks,
         "mean_accuracy": unweighted_mean(t["accuracy"] for t in tasks.values()) if tasks else None,

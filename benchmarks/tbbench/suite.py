@@ -13,21 +13,23 @@ from roadeval.benchmarks.loading import LoadReport
 from roadeval.benchmarks.messages import ImageRef
 from roadeval.benchmarks.output import ModelOutput
 from roadeval.benchmarks.registry import register_suite
-from roadeval.benchmarks.suite import Message, ParsedAnswer, ScoredItem, Suite
+from roadeval.benchmarks.suite import Message, ParsedAnswer, PredictionsRequest, ScoredItem, Suite
 from roadeval.benchmarks.tbbench.answers import grade, read_answer
 from roadeval.benchmarks.tbbench.loader import load_items
 from roadeval.benchmarks.tbbench.predictions import score_prediction_file
 from roadeval.benchmarks.tbbench.prompt import prompt_messages, question_text
 from roadeval.benchmarks.tbbench.summary import accuracy_percent, unweighted_mean
+from roadeval.benchmarks.tbbench.tasks import SUITE_NAME
 
 SUITE_VERSION = "hf-release-1"
 
 
-@register_suite("tbbench")
+@register_suite
 class TBBenchSuite(Suite):
     """Options: `add_choices` (bool, default False as in the release notebook) appends the
     release's answer-format or option lines to each question."""
 
+    name: ClassVar[str] = SUITE_NAME
     prompt_version: ClassVar[str] = "release-notebook-1"
     # One try per item: the release never asks again.
     max_attempts: ClassVar[int] = 1
@@ -37,10 +39,10 @@ class TBBenchSuite(Suite):
     def __init__(self, **options: Any) -> None:
         add_choices = options.pop("add_choices", False)
         if options:
-            raise ValueError(f"suite 'tbbench' has no option(s): {', '.join(sorted(options))}")
+            raise ValueError(f"suite {self.name!r} has no option(s): {', '.join(sorted(options))}")
         if not isinstance(add_choices, bool):
             raise ValueError(
-                f"tbbench option add_choices must be true or false, got {add_choices!r}"
+                f"{self.name} option add_choices must be true or false, got {add_choices!r}"
             )
         self.add_choices = add_choices
 
@@ -76,18 +78,10 @@ class TBBenchSuite(Suite):
             return {}
         return {"mean_accuracy": unweighted_mean(accuracies)}
 
-    def score_predictions(
-        self,
-        *,
-        labels: Path,
-        predictions: Path,
-        task: str | None = None,
-        images: Path | None = None,
-        reparse: bool = False,
-    ) -> dict[str, Any]:
-        """Predictions are always raw text, read by the release's rules; `images` and `reparse`
-        change nothing for this suite."""
-        return score_prediction_file(labels, predictions, task)
+    def score_predictions(self, request: PredictionsRequest) -> dict[str, Any]:
+        """Predictions are always raw text, read by the release's rules (the request has no
+        options of this suite's own)."""
+        return score_prediction_file(request.labels, request.predictions, request.task)
 
     def generate_demo(self, root: Path) -> Path:
         from roadeval.benchmarks.tbbench.demo import write_demo

@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+# The suite's name (`TBBenchSuite.name`), spelled out here only.
+SUITE_NAME = "tbbench"
+
 
 class RuleFamily(StrEnum):
     """How the release scores a task: a distance band, orientation (class or angle), or keywords."""

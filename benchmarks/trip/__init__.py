@@ -4,7 +4,7 @@ Importing the package registers the suite `trip` and the baselines `random` and 
 """
 
 from roadeval.benchmarks.trip import baselines
-from roadeval.benchmarks.trip.answer_rule import AbnormalRule, parse_reply
+from roadeval.benchmarks.trip.answers import AbnormalRule, parse_reply
 from roadeval.benchmarks.trip.demo import generate_demo
 from roadeval.benchmarks.trip.prompt import PROMPT_VERSION
 from roadeval.benchmarks.trip.quality import QualityFinding, Severity, check_quality

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from roadeval.benchmarks.trip import drawing
+from roadeval.benchmarks.trip import demo_drawing
 from roadeval.benchmarks.trip.demo_spec import DemoSpec
 
 _SCENE = "scene semantic understanding"
@@ -39,7 +39,7 @@ IMAGE_ITEMS: tuple[DemoSpec, ...] = (
         "3 lanes",
         ("2 lanes", "4 lanes", "5 lanes"),
         "Two broken lane lines between the solid edge lines divide the carriageway into 3 lanes.",
-        partial(drawing.one_way_road, 3),
+        partial(demo_drawing.one_way_road, 3),
     ),
     DemoSpec(
         "planning-and-design",
@@ -51,7 +51,7 @@ IMAGE_ITEMS: tuple[DemoSpec, ...] = (
         "5 lanes",
         ("3 lanes", "4 lanes", "6 lanes"),
         "Four broken lane lines between the solid edge lines divide the carriageway into 5 lanes.",
-        partial(drawing.one_way_road, 5),
+        partial(demo_drawing.one_way_road, 5),
     ),
     DemoSpec(
         "planning-and-design",
@@ -64,7 +64,7 @@ IMAGE_ITEMS: tuple[DemoSpec, ...] = (
         "7200 veh/h",
         ("5400 veh/h", "9000 veh/h", "1800 veh/h"),
         "The image shows 4 through lanes; 4 x 1800 = 7200 veh/h.",
-        partial(drawing.one_way_road, 4, ("straight",) * 4),
+        partial(demo_drawing.one_way_road, 4, ("straight",) * 4),
     ),
     DemoSpec(
         "planning-and-design",
@@ -76,7 +76,7 @@ IMAGE_ITEMS: tuple[DemoSpec, ...] = (
         "3 legs",
         ("4 legs", "5 legs", "6 legs"),
         "Roads leave the junction to the north, east and west: a three-leg (T) intersection.",
-        partial(drawing.intersection, (0, 90, 270)),
+        partial(demo_drawing.intersection, (0, 90, 270)),
     ),
     DemoSpec(
         "vehicle",
@@ -88,7 +88,7 @@ IMAGE_ITEMS: tuple[DemoSpec, ...] = (
         "Turn right only",
         _others("Turn right only", _ARROW_OPTIONS),
         "The rightmost lane's arrow has only a right-pointing head.",
-        partial(drawing.one_way_road, 3, ("left", "straight", "right")),
+        partial(demo_drawing.one_way_road, 3, ("left", "straight", "right")),
     ),
     DemoSpec(
         "vehicle",
@@ -100,7 +100,7 @@ IMAGE_ITEMS: tuple[DemoSpec, ...] = (
         "Straight or right",
         _others("Straight or right", _ARROW_OPTIONS),
         "The rightmost lane's arrow has an upward head and a right-pointing head.",
-        partial(drawing.one_way_road, 3, ("straight-left", "straight", "straight-right")),
+        partial(demo_drawing.one_way_road, 3, ("straight-left", "straight", "straight-right")),
     ),
     DemoSpec(
         "vehicle",
@@ -112,7 +112,7 @@ IMAGE_ITEMS: tuple[DemoSpec, ...] = (
         "Lane 4",
         ("Lane 1", "Lane 2", "Lane 3"),
         "Only the fourth lane's arrow has a right-pointing head (straight or right).",
-        partial(drawing.one_way_road, 4, ("left", "straight", "straight", "straight-right")),
+        partial(demo_drawing.one_way_road, 4, ("left", "straight", "straight", "straight-right")),
     ),
     DemoSpec(
         "vehicle",
@@ -124,7 +124,7 @@ IMAGE_ITEMS: tuple[DemoSpec, ...] = (
         "Come to a complete stop",
         ("Yield to cross traffic", "Slow down for children", "No entry for vehicles"),
         "A red octagon is the stop sign: a full stop is required before proceeding.",
-        partial(drawing.road_sign, "octagon"),
+        partial(demo_drawing.road_sign, "octagon"),
     ),
     DemoSpec(
         "vehicle",
@@ -136,7 +136,7 @@ IMAGE_ITEMS: tuple[DemoSpec, ...] = (
         "Steady red",
         ("Steady amber", "Steady green", "Green arrow"),
         "Only the top lamp is lit, in red.",
-        partial(drawing.signal_head, "red"),
+        partial(demo_drawing.signal_head, "red"),
     ),
     DemoSpec(
         "vehicle",
@@ -148,7 +148,7 @@ IMAGE_ITEMS: tuple[DemoSpec, ...] = (
         "Turn left, protected",
         ("Turn left, yield first", "Stop and wait for green", "Turn right on arrow"),
         "A green left arrow gives a protected left-turn movement: opposing traffic is held on red.",
-        partial(drawing.signal_head, "green-left-arrow"),
+        partial(demo_drawing.signal_head, "green-left-arrow"),
     ),
     DemoSpec(
         "traffic management",
@@ -160,7 +160,7 @@ IMAGE_ITEMS: tuple[DemoSpec, ...] = (
         "Double solid yellow",
         ("Single broken yellow", "Single solid white", "Double broken white"),
         "Two parallel unbroken yellow lines run between the opposing lanes.",
-        partial(drawing.two_way_road, "double-solid-yellow"),
+        partial(demo_drawing.two_way_road, "double-solid-yellow"),
     ),
     DemoSpec(
         "traffic management",
@@ -173,7 +173,7 @@ IMAGE_ITEMS: tuple[DemoSpec, ...] = (
         "Yes, passing is permitted",
         ("No, passing is prohibited", "Only to turn into a driveway", "Only on a divided highway"),
         "A single broken yellow centre line permits passing in both directions when it is safe.",
-        partial(drawing.two_way_road, "single-broken-yellow"),
+        partial(demo_drawing.two_way_road, "single-broken-yellow"),
     ),
     DemoSpec(
         "traffic management",
@@ -185,7 +185,7 @@ IMAGE_ITEMS: tuple[DemoSpec, ...] = (
         "Triangular",
         ("Octagonal", "Circular", "Pentagonal"),
         "A downward-pointing triangle with a red border: the yield sign's shape.",
-        partial(drawing.road_sign, "inverted-triangle"),
+        partial(demo_drawing.road_sign, "inverted-triangle"),
     ),
     DemoSpec(
         "traffic management",
@@ -197,6 +197,6 @@ IMAGE_ITEMS: tuple[DemoSpec, ...] = (
         "Pentagonal",
         ("Octagonal", "Triangular", "Circular"),
         "A five-sided sign pointing up: the pentagon used for school zones.",
-        partial(drawing.road_sign, "pentagon"),
+        partial(demo_drawing.road_sign, "pentagon"),
     ),
 )

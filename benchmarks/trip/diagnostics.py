@@ -1,5 +1,5 @@
 """TRIP's diagnostics beyond accuracy: the structural penalties per capability, and the Pareto of
-errors by knowledge point per role as rows of the store's `pareto` table.
+errors by knowledge point per role as rows of the suite's own `pareto` table (`records`).
 
 The paper (Fig. 12) compares the capability slices under two pressures, with the two penalties it
 defines for the whole set, taken within each capability's items:
@@ -19,8 +19,8 @@ from collections.abc import Sequence
 
 from roadeval.benchmarks.suite import GroupValue, ScoredItem
 from roadeval.benchmarks.trip.metrics import difficulty_penalty, error_pareto, modality_penalty
+from roadeval.benchmarks.trip.records import ErrorParetoRow
 from roadeval.benchmarks.trip.taxonomy import SUITE_NAME, TASK
-from roadeval.storage.records import ErrorParetoRow
 
 CAPABILITY = "capability"
 MODALITY_PENALTY = "modality_penalty"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -17,8 +17,8 @@ from roadeval.benchmarks.pointcloud import DEFAULT_FRAME, frame_from_config
 from roadeval.benchmarks.quality_report import QualityReport
 from roadeval.benchmarks.registry import register_suite
 from roadeval.benchmarks.suite import GroupValue, Message, ParsedAnswer, ScoredItem, Suite
-from roadeval.benchmarks.trip import demo, diagnostics, metrics, qc_report
-from roadeval.benchmarks.trip.answer_rule import AbnormalRule, parse_reply
+from roadeval.benchmarks.trip import demo, diagnostics, metrics, qc_report, records
+from roadeval.benchmarks.trip.answers import AbnormalRule, parse_reply
 from roadeval.benchmarks.trip.loader import load_items
 from roadeval.benchmarks.trip.prompt import PROMPT_VERSION, build_messages, shown_images
 from roadeval.benchmarks.trip.scan_views import scan_views
@@ -28,21 +28,24 @@ from roadeval.benchmarks.trip.taxonomy import LABEL_FIELDS, SUITE_NAME, TASK
 _OVERALL_KEYS = ("accuracy", "abnormal_rate", "modality_penalty", "difficulty_penalty")
 
 
-@register_suite(SUITE_NAME)
+@register_suite
 class TripSuite(Suite):
     """TRIP-Evaluate: one prompt, one letter A-D, accuracy overall and by each label.
 
     Option `abnormal_rule`: "wrong" (default; abnormal replies are wrong) or "first-valid" (the
-    first option letter in an abnormal reply is taken); see `answer_rule` for the exact rule.
+    first option letter in an abnormal reply is taken); see `answers` for the exact rule.
     Option `point_cloud_frame`: the scans' frame, a preset (`default`/`kitti`: X forward, Y left,
     Z up; `nuscenes`: X right, Y forward, Z up) or a 3x3 rotation into the default.
     """
 
+    name: ClassVar[str] = SUITE_NAME
     prompt_version: ClassVar[str] = PROMPT_VERSION
     # The paper's "fixed decoding": greedy. It states no token limit, so none is set.
     generation: ClassVar[GenerationSettings] = GenerationSettings(temperature=0)
     slice_labels: ClassVar[tuple[str, ...]] = tuple(LABEL_FIELDS)
     slice_metrics: ClassVar[tuple[str, ...]] = (metrics.CORRECT,)
+    # `pareto`, the Pareto of errors (`extra_tables`).
+    tables: ClassVar[Mapping[str, type[Any]]] = records.TABLES
 
     def __init__(
         self,
@@ -57,12 +60,13 @@ class TripSuite(Suite):
         except ValueError:
             allowed = ", ".join(rule.value for rule in AbnormalRule)
             raise ValueError(
-                f"suite 'trip': abnormal_rule must be one of {allowed}, got {abnormal_rule!r}"
+                f"suite {self.name!r}: abnormal_rule must be one of {allowed}, "
+                f"got {abnormal_rule!r}"
             ) from None
         try:
             self.frame = frame_from_config(point_cloud_frame)
         except ValueError as exc:
-            raise ValueError(f"suite 'trip': point_cloud_frame: {exc}") from None
+            raise ValueError(f"suite {self.name!r}: point_cloud_frame: {exc}") from None
 
     def options(self) -> dict[str, Any]:
         frame = self.frame.name if self.frame.name != "custom" else self.frame.rotation

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+# The suite's name (`TripSuite.name`), spelled out here only.
 SUITE_NAME = "trip"
 # TRIP has one task: every item is a four-option single-choice question.
 TASK = "mcq"

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from roadeval.benchmarks.v2xqa.tasks import ImageSide
+from roadeval.benchmarks.v2xqa.tasks import SUITE_NAME, ImageSide
 
 DEFAULT_ROOTS: dict[ImageSide, str] = {
     ImageSide.VEHICLE: "images/vehicle",
@@ -44,7 +44,7 @@ class SuiteOptions:
         unknown = sorted(set(options) - allowed)
         if unknown:
             raise ValueError(
-                f"suite 'v2xqa' has no option(s) {', '.join(unknown)} "
+                f"suite {SUITE_NAME!r} has no option(s) {', '.join(unknown)} "
                 f"(known: {', '.join(sorted(allowed))})"
             )
         roots: dict[ImageSide, str] = {}
@@ -53,7 +53,7 @@ class SuiteOptions:
             if isinstance(value, os.PathLike):
                 value = os.fspath(value)
             if not isinstance(value, str) or not value.strip():
-                raise ValueError(f"v2xqa option {name} must be a folder path, got {value!r}")
+                raise ValueError(f"{SUITE_NAME} option {name} must be a folder path, got {value!r}")
             roots[side] = value
         max_side = options.get("image_max_side")
         if max_side is not None and (

@@ -24,7 +24,7 @@ from roadeval.benchmarks.v2xqa.answers import NO_LETTER_RULE, read_letter
 from roadeval.benchmarks.v2xqa.calibration import brier_item
 from roadeval.benchmarks.v2xqa.rows import AnnotationRow, RowChecker, annotation_files
 from roadeval.benchmarks.v2xqa.summary import NO_CONFIDENCE, Outcome, group_metrics
-from roadeval.benchmarks.v2xqa.tasks import LETTERS, TASK_BY_ID, TASKS, VIEWS, item_id
+from roadeval.benchmarks.v2xqa.tasks import LETTERS, SUITE_NAME, TASK_BY_ID, TASKS, VIEWS, item_id
 
 MISSING_RULE = "prediction:missing"
 
@@ -129,7 +129,7 @@ def score_prediction_file(labels: Path, predictions: Path, task: str | None) -> 
             f"({len(answers)} prediction rows, {len(selected)} questions)"
         )
     return {
-        "suite": "v2xqa",
+        "suite": SUITE_NAME,
         "task_filter": task,
         "units": "fractions (0-1); the release prints accuracy in percent",
         "tasks": {

@@ -20,6 +20,7 @@ from roadeval.benchmarks.suite import (
     ItemScore,
     Message,
     ParsedAnswer,
+    PredictionsRequest,
     ScoredItem,
     Suite,
 )
@@ -41,12 +42,13 @@ from roadeval.benchmarks.v2xqa.tasks import SUITE_NAME
 NO_LOGPROBS = "no confidence: the provider gave no log-probabilities with an A-D letter"
 
 
-@register_suite(SUITE_NAME)
+@register_suite
 class V2XQASuite(Suite):
     """Options (see `options` for details): `vehicle_images`, `infrastructure_images` (image
     roots, default `images/vehicle` and `images/infrastructure` under the source) and
     `image_max_side` (default null; 560 sends the release script's thumbnails)."""
 
+    name: ClassVar[str] = SUITE_NAME
     prompt_version: ClassVar[str] = PROMPT_VERSION
     # The release's eval: greedy, 5 new tokens; log-probabilities (top 4) for its calibration.
     generation: ClassVar[GenerationSettings] = GenerationSettings(
@@ -97,18 +99,10 @@ class V2XQASuite(Suite):
         The suite-wide accuracy lives here, so `overall` adds nothing."""
         return summary.group_values([summary.outcome_of(row) for row in scored])
 
-    def score_predictions(
-        self,
-        *,
-        labels: Path,
-        predictions: Path,
-        task: str | None = None,
-        images: Path | None = None,
-        reparse: bool = False,
-    ) -> dict[str, Any]:
-        """Predictions are read by the release's letter parser always; no images are needed,
-        so `images` and `reparse` change nothing."""
-        return score_prediction_file(Path(labels), Path(predictions), task)
+    def score_predictions(self, request: PredictionsRequest) -> dict[str, Any]:
+        """Predictions are read by the release's letter parser always; no images are needed (the
+        request has no options of this suite's own)."""
+        return score_prediction_file(Path(request.labels), Path(request.predictions), request.task)
 
     def generate_demo(self, root: Path) -> Path:
         from roadeval.benchmarks.v2xqa.demo import write_demo

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+# The suite's name (`V2XQASuite.name`), spelled out here only.
 SUITE_NAME = "v2xqa"
 LETTERS: tuple[str, ...] = ("A", "B", "C", "D")
 # What the release's file names look like: `test/VS1_annotations.jsonl`.

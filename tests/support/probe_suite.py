@@ -39,8 +39,9 @@ def letter_confidence(output: ModelOutput) -> float | None:
     return max(weights.values()) / sum(weights.values())
 
 
-@register_suite("contract-probe")
+@register_suite
 class ProbeSuite(Suite):
+    name: ClassVar[str] = "contract-probe"
     prompt_version: ClassVar[str] = "probe-v1"
     generation: ClassVar[GenerationSettings] = GenerationSettings(
         max_tokens=5, temperature=0, logprobs=True, top_logprobs=4

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 
 from roadeval.benchmarks.registry import BaselineCall, register_baseline
+from roadeval.benchmarks.tbbench.tasks import SUITE_NAME
 
 # Per task, gold class -> a phrase that matches that class alone in the release's keyword sets.
 CLASS_PHRASES: dict[str, dict[str, str]] = {
@@ -44,10 +45,10 @@ CLASS_PHRASES: dict[str, dict[str, str]] = {
 DISTANCE_RANGES: dict[str, tuple[float, float]] = {"RD": (1.0, 50.0), "EGO-TRA": (0.0, 40.0)}
 
 
-@register_baseline("random", suite="tbbench")
+@register_baseline("random", suite=SUITE_NAME)
 def random_answer(call: BaselineCall) -> str:
     """Deterministic in (seed, item, attempt)."""
-    rng = random.Random(f"{call.seed}:tbbench:{call.item_id}:{call.attempt}")
+    rng = random.Random(f"{call.seed}:{SUITE_NAME}:{call.item_id}:{call.attempt}")
     if call.task in DISTANCE_RANGES:
         low, high = DISTANCE_RANGES[call.task]
         return f"{rng.uniform(low, high):.1f} meters"

@@ -1,9 +1,13 @@
-"""STRIDE's template ids and what the release does with each: MCQ accuracy, waypoint metrics for
-TRJ-5 / TRJ-6, and the vision judge for the open templates of each split (`stride/bleurt.py`)."""
+"""STRIDE's tasks (the release's question templates): their ids and what the release does with
+each: MCQ accuracy, waypoint metrics for TRJ-5 / TRJ-6, and the vision judge for the open
+templates of each split (`stride/bleurt.py`)."""
 
 from __future__ import annotations
 
 from enum import StrEnum
+
+# The suite's name (`StrideSuite.name`), spelled out here only.
+SUITE_NAME = "stride"
 
 
 class Split(StrEnum):

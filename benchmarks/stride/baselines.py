@@ -8,7 +8,7 @@ import json
 import random
 
 from roadeval.benchmarks.registry import BaselineCall, register_baseline
-from roadeval.benchmarks.stride.templates import Kind, expected_points
+from roadeval.benchmarks.stride.tasks import SUITE_NAME, Kind, expected_points
 
 PHRASES = (
     "The road ahead is clear; the ego vehicle keeps its lane at a steady speed.",
@@ -22,9 +22,9 @@ SPEED_RANGE = (0.0, 12.0)
 STEP_S = 0.5
 
 
-@register_baseline("random", suite="stride")
+@register_baseline("random", suite=SUITE_NAME)
 def random_answer(call: BaselineCall) -> str:
-    rng = random.Random(f"{call.seed}:stride:{call.item_id}:{call.attempt}")
+    rng = random.Random(f"{call.seed}:{SUITE_NAME}:{call.item_id}:{call.attempt}")
     kind = Kind(call.item.extra["kind"])
     if kind is Kind.MCQ:
         return rng.choice(sorted(call.item.options))
