@@ -1,4 +1,5 @@
-"""Session-wide engines for the tests: one Prefect backend, one model server, one S3 server."""
+"""Session-wide engines for the tests (one Prefect server, one model server, one S3 server), and
+the orchestrator each run test names: `under_prefect` or `inline` (see support.orchestrators)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import roadeval  # noqa: F401 - applies the offline defaults before anything els
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from support import orchestrators
 from support.model_server import ModelServer
 from support.prefect_server import PrefectServer, start_prefect_server
 
@@ -57,15 +59,46 @@ def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prefect
     server.stop()
 
 
-@pytest.fixture(scope="session")
-def prefect_backend(prefect_server: PrefectServer) -> Iterator[None]:
-    """Flows in this process and CLI subprocesses report to the session's Prefect server."""
-    from prefect.settings import PREFECT_API_URL, temporary_settings
-
-    os.environ["PREFECT_API_URL"] = prefect_server.api_url
-    with temporary_settings(updates={PREFECT_API_URL: prefect_server.api_url}):
+@pytest.fixture
+def under_prefect(prefect_server: PrefectServer) -> Iterator[None]:
+    """This test's runs, in this process and in CLI processes it starts, are Prefect flows
+    reporting to the session's Prefect server; PREFECT_API_URL is set for this test only."""
+    with orchestrators.prefect_api(prefect_server.api_url):
         yield
-    os.environ.pop("PREFECT_API_URL", None)
+
+
+@pytest.fixture
+def inline(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """This test's runs are inline: no Prefect API, neither in the environment nor in a
+    Prefect profile of the developer's."""
+    missing = tmp_path_factory.getbasetemp() / "no-prefect-profiles" / "profiles.toml"
+    with orchestrators.no_prefect_api(missing):
+        yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _choices_are_watched() -> Iterator[None]:
+    """Every run's choice of an orchestrator is checked against the one its test named."""
+    with orchestrators.watch_choices():
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _runs_name_their_orchestrator() -> Iterator[None]:
+    """A test that runs a panel without naming its orchestrator (or on another one) fails, even
+    where a CLI runner turned the failure into an exit code; and no test leaves PREFECT_API_URL
+    changed for the tests after it."""
+    before = os.environ.get("PREFECT_API_URL")
+    earlier = orchestrators.take_problems()
+    if earlier:  # a fixture of wider scope ran a panel before this test began
+        pytest.fail("\n".join(earlier), pytrace=False)
+    yield
+    problems = orchestrators.take_problems()
+    after = os.environ.get("PREFECT_API_URL")
+    if after != before:
+        problems.append(f"PREFECT_API_URL was {before!r} before the test and {after!r} after it")
+    if problems:
+        pytest.fail("\n".join(problems), pytrace=False)
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,7 @@ import pytest
 from support.model_server import ModelServer, Reply
 from support.trip_panel import gold_rule, invoke, query_csv, seen_by_model, trip_gold, write_panel
 
-pytestmark = pytest.mark.usefixtures("prefect_backend")
+pytestmark = pytest.mark.usefixtures("under_prefect")
 
 
 def _model(server: ModelServer, name: str, prefix: str, **extra: Any) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from roadeval.benchmarks.registry import get_suite
 from roadeval.benchmarks.tbbench.rows import PARQUET_BATCH_ROWS
 from roadeval.flows.cli import app
 
-pytestmark = pytest.mark.usefixtures("prefect_backend")
+pytestmark = pytest.mark.usefixtures("under_prefect")
 
 runner = CliRunner()
 

@@ -19,7 +19,7 @@ from support.batch_server import BatchServer
 from support.cli_process import start_cli, wait_until
 from support.trip_panel import gold_rule, invoke, query_csv, trip_gold, write_panel
 
-pytestmark = pytest.mark.usefixtures("prefect_backend")
+pytestmark = pytest.mark.usefixtures("under_prefect")
 
 IN, OUT = 1e-6, 2e-6
 

@@ -12,7 +12,7 @@ import pytest
 from support.model_server import Fault, ModelServer, Reply
 from support.trip_panel import gold_rule, invoke, query_csv, seen_by_model, trip_gold, write_panel
 
-pytestmark = pytest.mark.usefixtures("prefect_backend")
+pytestmark = pytest.mark.usefixtures("under_prefect")
 
 
 def test_drops_and_truncations_under_load_are_retried_and_every_request_is_a_row(

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from support.model_server import ModelServer, Reply
 from support.trip_panel import invoke, query_csv, trip_gold, write_panel
+
+pytestmark = pytest.mark.usefixtures("inline")
 
 PRICED = {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6}
 

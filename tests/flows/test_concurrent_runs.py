@@ -15,7 +15,7 @@ from support.cli_process import start_cli
 from support.model_server import ModelServer, Reply
 from support.trip_panel import gold_rule, query_csv, trip_gold, write_panel
 
-pytestmark = pytest.mark.usefixtures("prefect_backend")
+pytestmark = pytest.mark.usefixtures("under_prefect")
 
 
 @pytest.fixture(params=["folder", pytest.param("s3", marks=pytest.mark.s3)])

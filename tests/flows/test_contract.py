@@ -17,7 +17,7 @@ from support import probe_suite  # noqa: F401  (registers the suite)
 from support.model_server import ModelServer, Reply, prompt_text
 from support.trip_panel import invoke, query_csv
 
-pytestmark = pytest.mark.usefixtures("prefect_backend")
+pytestmark = pytest.mark.usefixtures("under_prefect")
 
 ITEMS = [
     {"id": f"q{n}", "question": f"Which is right, case {n}?", "answer": "B"}

@@ -11,7 +11,7 @@ import yaml
 from support.model_server import ModelServer, Reply
 from support.trip_panel import invoke, query_csv
 
-pytestmark = pytest.mark.usefixtures("prefect_backend")
+pytestmark = pytest.mark.usefixtures("under_prefect")
 
 # Valid YAML for every suite: RoadBench reads it (no re-ask), TRIP and TB-Bench score it wrong.
 REPLY = "```yaml\nnum_lanes: 2\n```"

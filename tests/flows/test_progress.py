@@ -49,6 +49,7 @@ def test_one_line_per_model_with_calls_money_rate_and_429s() -> None:
     assert "/ $" not in _text(RunProgress([fast], None, enabled=False))
 
 
+@pytest.mark.usefixtures("inline")
 def test_progress_is_drawn_on_stderr_when_forced(
     tmp_path: Path, server: ModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -73,6 +74,7 @@ def test_progress_is_drawn_on_stderr_when_forced(
     assert "answering:" not in result.stderr
 
 
+@pytest.mark.usefixtures("inline")
 def test_final_cost_table_per_model_suite_role_with_unknown_costs(
     tmp_path: Path, server: ModelServer
 ) -> None:

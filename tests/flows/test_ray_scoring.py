@@ -17,7 +17,7 @@ from support import probe_suite  # noqa: F401  (registers the suite)
 from support.model_server import ModelServer, Reply, prompt_text
 from support.trip_panel import invoke, query_csv
 
-pytestmark = pytest.mark.usefixtures("prefect_backend", "ray_session")
+pytestmark = pytest.mark.usefixtures("under_prefect", "ray_session")
 
 
 def _roadbench_panel(tmp_path: Path, engine: str) -> Path:

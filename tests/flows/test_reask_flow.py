@@ -16,7 +16,7 @@ from roadeval.storage.store import open_store
 
 from support.model_server import ModelServer, Reply
 
-pytestmark = pytest.mark.usefixtures("prefect_backend")
+pytestmark = pytest.mark.usefixtures("under_prefect")
 
 
 def test_bad_yaml_twice_then_good_is_three_stored_attempts_third_scored(

@@ -20,7 +20,7 @@ from roadeval.tasks.render.stage import render_items
 
 from support.trip_panel import invoke
 
-pytestmark = pytest.mark.usefixtures("prefect_backend")
+pytestmark = pytest.mark.usefixtures("under_prefect")
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from support.trip_panel import (
     write_panel,
 )
 
-pytestmark = pytest.mark.usefixtures("prefect_backend")
+pytestmark = pytest.mark.usefixtures("under_prefect")
 
 
 def test_demo_runs_offline_and_query_answers(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from roadeval.benchmarks.trip.suite import TripSuite
 
 from support.trip_panel import invoke, query_csv, trip_gold, write_panel
 
-pytestmark = pytest.mark.usefixtures("prefect_backend")
+pytestmark = pytest.mark.usefixtures("under_prefect")
 
 
 def test_a_run_whose_shard_fails_is_recorded_failed_with_its_reason(

@@ -16,7 +16,7 @@ from support.cli_process import CliProcess, start_cli, wait_until
 from support.model_server import ModelServer, Reply
 from support.trip_panel import gold_rule, invoke, query_csv, trip_gold, write_panel
 
-pytestmark = pytest.mark.usefixtures("prefect_backend")
+pytestmark = pytest.mark.usefixtures("under_prefect")
 
 # Short heartbeats and grace, so that a died run shows and a stop completes within seconds.
 FAST = {"ROADEVAL_HEARTBEAT_S": "0.5", "ROADEVAL_STOP_GRACE_S": "1"}

@@ -14,7 +14,7 @@ from support.model_server import ModelServer, Reply
 from support.prefect_server import PrefectServer
 from support.trip_panel import gold_rule, invoke, trip_gold, write_panel
 
-pytestmark = pytest.mark.usefixtures("prefect_backend")
+pytestmark = pytest.mark.usefixtures("under_prefect")
 
 SECRET = "sk-test-4f9c2e7a1b8d6e3f0a5c"
 ENV_SECRET = "sk-env-never-to-leave-this-host-81a2"

@@ -97,7 +97,7 @@ def _task_runs_named(api_url: str, name: str) -> list[dict[str, object]]:
 
 
 def test_prefect_flag_runs_the_flow(
-    tmp_path: Path, server: ModelServer, prefect_backend: None, prefect_server: PrefectServer
+    tmp_path: Path, server: ModelServer, under_prefect: None, prefect_server: PrefectServer
 ) -> None:
     source, _ = trip_gold(tmp_path)
     label = f"flow-{uuid.uuid4().hex[:8]}"

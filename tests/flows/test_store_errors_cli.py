@@ -11,7 +11,7 @@ import pytest
 
 from support.trip_panel import invoke, trip_gold, write_panel
 
-pytestmark = pytest.mark.usefixtures("prefect_backend")
+pytestmark = pytest.mark.usefixtures("under_prefect")
 
 
 def _message(result: object) -> str:

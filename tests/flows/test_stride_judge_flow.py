@@ -16,7 +16,7 @@ from roadeval.benchmarks.registry import get_suite
 from support.model_server import ModelServer, Reply, prompt_text
 from support.trip_panel import invoke, query_csv
 
-pytestmark = pytest.mark.usefixtures("prefect_backend", "ray_session")
+pytestmark = pytest.mark.usefixtures("under_prefect", "ray_session")
 
 ANSWER = "The white van yields to the cyclist."
 

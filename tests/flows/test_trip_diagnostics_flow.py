@@ -8,13 +8,14 @@ from pathlib import Path
 import pytest
 import yaml
 
+from support.orchestrators import prefect_api
+from support.prefect_server import PrefectServer
 from support.trip_panel import invoke, query_csv
-
-pytestmark = pytest.mark.usefixtures("prefect_backend")
 
 
 @pytest.fixture(scope="module")
-def store(prefect_backend: None, tmp_path_factory: pytest.TempPathFactory) -> str:
+def store(prefect_server: PrefectServer, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The demo run every test here reads, once, as a Prefect flow."""
     root = tmp_path_factory.mktemp("trip-diagnostics")
     panel = root / "panel.yaml"
     panel.write_text(
@@ -31,7 +32,8 @@ def store(prefect_backend: None, tmp_path_factory: pytest.TempPathFactory) -> st
         )
     )
     location = str(root / "store")
-    result = invoke("run", "--panel", str(panel), "--store", location)
+    with prefect_api(prefect_server.api_url):
+        result = invoke("run", "--panel", str(panel), "--store", location)
     assert result.exit_code == 0, result.output
     return location
 

@@ -16,7 +16,7 @@ from roadeval.benchmarks.registry import get_suite
 from support.model_server import ModelServer, Reply
 from support.trip_panel import invoke, query_csv, seen_by_model
 
-pytestmark = pytest.mark.usefixtures("prefect_backend")
+pytestmark = pytest.mark.usefixtures("under_prefect")
 
 LETTERS = "ABCD"
 

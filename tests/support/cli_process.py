@@ -11,6 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from support.orchestrators import check_cli_run
+
 ROADEVAL = Path(sys.executable).parent / "roadeval"
 
 
@@ -49,10 +51,12 @@ def start_cli(
     env: dict[str, str] | None = None,
     wrap: Sequence[str] = (),
 ) -> CliProcess:
-    """Start `roadeval ARGS` (optionally under `wrap`, e.g. unshare) in a new process group."""
+    """Start `roadeval ARGS` (optionally under `wrap`, e.g. unshare) in a new process group; a
+    run on the orchestrator its test named (support.orchestrators)."""
+    full_env = {**os.environ, "COLUMNS": "200", **(env or {})}
+    check_cli_run(args, full_env)
     workdir.mkdir(parents=True, exist_ok=True)
     out_path, err_path = workdir / "stdout.txt", workdir / "stderr.txt"
-    full_env = {**os.environ, "COLUMNS": "200", **(env or {})}
     process = subprocess.Popen(
         [*wrap, str(ROADEVAL), *args],
         stdout=out_path.open("wb"),

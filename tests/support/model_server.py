@@ -219,12 +219,15 @@ class ModelServer:
     """Start with `start()`, point LiteLLM at `api_base`, inspect `hits`; `stop()` when done.
 
     `limits[model] = ServerLimits(...)` rate-limits a model (setting it anew starts its count
-    afresh); `window_peaks(model)` and `rejected(model)` say what the limiter saw.
+    afresh); `window_peaks(model)` and `rejected(model)` say what the limiter saw. Its windows
+    run on `clock` (time.monotonic, the clock a client's limiter keeps, unless a test sets
+    another: a `support.clock.ManualClock` makes every window exact whatever the machine's load).
     """
 
     def __init__(self) -> None:
         self.rules: dict[str, Rule] = {}
         self.limits: dict[str, ServerLimits] = {}
+        self.clock: Callable[[], float] = time.monotonic
         self.hits: list[dict[str, Any]] = []
         self._hit_numbers: Counter[str] = Counter()
         self._windows: dict[str, _Window] = {}
@@ -266,7 +269,7 @@ class ModelServer:
             return self._window(model).rejected
 
     def admission_times(self, model: str) -> list[float]:
-        """When each admitted request for `model` arrived (time.monotonic()), oldest first."""
+        """When each admitted request for `model` arrived (by `clock`), oldest first."""
         with self._lock:
             return list(self._window(model).log)
 
@@ -275,6 +278,7 @@ class ModelServer:
             self.hits.clear()
             self.rules.clear()
             self.limits.clear()
+            self.clock = time.monotonic
             self._hit_numbers.clear()
             self._windows.clear()
 
@@ -304,7 +308,7 @@ class ModelServer:
             if model not in self.limits:
                 return reply, None
             # Timed under the lock, so that admissions are logged in time order.
-            return reply, self._window(model).decide(time.monotonic(), request_tokens(body, reply))
+            return reply, self._window(model).decide(self.clock(), request_tokens(body, reply))
 
     def start(self) -> ModelServer:
         server_ref = self

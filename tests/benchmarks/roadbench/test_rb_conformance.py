@@ -16,6 +16,7 @@ from roadbench_shared import require_samples
 from roadeval.benchmarks.errors import BadItemPolicy, ItemError
 from roadeval.benchmarks.messages import message_images, message_text
 from roadeval.benchmarks.registry import get_suite
+from roadeval.benchmarks.roadbench.predictions import RoadBenchPredictions
 from roadeval.benchmarks.roadbench.tasks import TASKS
 
 SUITE = get_suite("roadbench")
@@ -35,10 +36,12 @@ def prediction_rows(samples: Path, task: str) -> list[dict]:
 
 def score(samples: Path, task: str, images: Path | None = None) -> dict:
     return SUITE.score_predictions(
-        labels=samples / TASKS[task].folder / "labels.jsonl",
-        predictions=samples / "predictions" / f"task{task}_openai_gpt-5.jsonl",
-        images=images,
-        reparse=True,
+        RoadBenchPredictions(
+            labels=samples / TASKS[task].folder / "labels.jsonl",
+            predictions=samples / "predictions" / f"task{task}_openai_gpt-5.jsonl",
+            images=images,
+            reparse=True,
+        )
     )
 
 

@@ -12,6 +12,7 @@ from PIL import Image
 
 from roadeval.benchmarks.errors import ItemError, SuiteSourceError
 from roadeval.benchmarks.registry import get_suite
+from roadeval.benchmarks.roadbench.predictions import RoadBenchPredictions
 
 SUITE = get_suite("roadbench")
 
@@ -47,7 +48,7 @@ def test_lane_counting_rows_by_the_release_rules(tmp_path: Path, labels: Path) -
         row("f", "x", "None", 2),
     ]
     predictions = write(tmp_path / "task1_model.jsonl", rows)
-    out = SUITE.score_predictions(labels=labels, predictions=predictions)
+    out = SUITE.score_predictions(RoadBenchPredictions(labels=labels, predictions=predictions))
     assert out["task"] == "1" and out["rows"] == 6
     assert out["rows_not_in_labels"] == 4
     truth, predicted = [2, 4, 3, 1, 2, 2], [2, 3, 0, 0, 0, 0]
@@ -67,7 +68,7 @@ def test_counts_sklearn_cannot_classify_are_abnormal_bad_answers(
     values = [2.5, math.nan, math.inf, 1e20, 2**63, -math.inf, 3.0, 2**62]
     rows = [row(f"r{k}", "", value, 3) for k, value in enumerate(values)]
     predictions = write(tmp_path / "task1_model.jsonl", rows)
-    out = SUITE.score_predictions(labels=labels, predictions=predictions)
+    out = SUITE.score_predictions(RoadBenchPredictions(labels=labels, predictions=predictions))
     assert out["abnormal_ids"] == ["r0", "r1", "r2", "r3", "r4"]
     assert out["errors"] == 6
     predicted = [0, 0, 0, 0, 0, 0, 3, 2**62]
@@ -86,7 +87,7 @@ def test_roadnet_values_the_release_key_test_fails_on(tmp_path: Path) -> None:
     for k in range(len(rows)):
         Image.new("RGB", (1000, 800)).save(folder / f"r{k}.png")
     out = SUITE.score_predictions(
-        labels=labels, predictions=write(tmp_path / "task3_m.jsonl", rows)
+        RoadBenchPredictions(labels=labels, predictions=write(tmp_path / "task3_m.jsonl", rows))
     )
     # `"lines" in 5` raises; a string or list naming both keys passes and is then dropped.
     assert out["abnormal_ids"] == ["r0", "r1", "r2", "r3"]
@@ -103,7 +104,9 @@ def test_reparse_counts_disagreements(tmp_path: Path, labels: Path) -> None:
         row("c", "not yaml: [", 0, 3, "while parsing"),
     ]
     predictions = write(tmp_path / "preds.jsonl", rows)
-    out = SUITE.score_predictions(labels=labels, predictions=predictions, task="4", reparse=True)
+    out = SUITE.score_predictions(
+        RoadBenchPredictions(labels=labels, predictions=predictions, task="4", reparse=True)
+    )
     assert out["task"] == "4"
     assert out["reparse"]["disagreements"] == 1
     assert out["reparse"]["disagreeing_ids"] == ["b"]
@@ -118,7 +121,7 @@ def test_designation_rows(tmp_path: Path, labels: Path) -> None:
         row("c", "", [], ["G"], "KeyError"),
     ]
     predictions = write(tmp_path / "task5_m.jsonl", rows)
-    out = SUITE.score_predictions(labels=labels, predictions=predictions)
+    out = SUITE.score_predictions(RoadBenchPredictions(labels=labels, predictions=predictions))
     assert out["metrics"]["exact_match"] == pytest.approx(2 / 5)
     assert out["metrics"]["hamming_loss"] == pytest.approx(3 / 25)
     assert out["errors"] == 1
@@ -132,7 +135,7 @@ def test_roadnet_rows_need_image_sizes(tmp_path: Path) -> None:
     answer = {"junctions": ["POINT (120 100)"], "lines": ["LINESTRING (100 120, 400 120)"]}
     rows = [row("p", "", answer, truth), row("q", "", answer, truth)]
     out = SUITE.score_predictions(
-        labels=labels, predictions=write(tmp_path / "task3_m.jsonl", rows)
+        RoadBenchPredictions(labels=labels, predictions=write(tmp_path / "task3_m.jsonl", rows))
     )
     assert out["missing_images"] == 1 and out["abnormal"] == 1 and out["abnormal_ids"] == ["q"]
     good = reference.network_item(answer, truth, 1000, 800)
@@ -143,7 +146,7 @@ def test_roadnet_rows_need_image_sizes(tmp_path: Path) -> None:
     images.mkdir()
     Image.new("RGB", (1000, 800)).save(images / "q.png")
     moved = SUITE.score_predictions(
-        labels=labels, predictions=tmp_path / "task3_m.jsonl", images=images
+        RoadBenchPredictions(labels=labels, predictions=tmp_path / "task3_m.jsonl", images=images)
     )
     assert moved["missing_images"] == 1 and moved["abnormal_ids"] == ["p"]
 
@@ -151,25 +154,31 @@ def test_roadnet_rows_need_image_sizes(tmp_path: Path) -> None:
 def test_task_must_be_known(tmp_path: Path, labels: Path) -> None:
     predictions = write(tmp_path / "model.jsonl", [row("a", "", 1, 1)])
     with pytest.raises(ValueError, match="task"):
-        SUITE.score_predictions(labels=labels, predictions=predictions)
+        SUITE.score_predictions(RoadBenchPredictions(labels=labels, predictions=predictions))
     with pytest.raises(ValueError, match="unknown RoadBench task"):
-        SUITE.score_predictions(labels=labels, predictions=predictions, task="7")
+        SUITE.score_predictions(
+            RoadBenchPredictions(labels=labels, predictions=predictions, task="7")
+        )
 
 
 def test_bad_rows_name_line_and_field(tmp_path: Path, labels: Path) -> None:
     rows = [row("a", "", 1, 1), {"id": "b", "answer": "", "llm_value": 2}]
     predictions = write(tmp_path / "task1_m.jsonl", rows)
     with pytest.raises(ItemError) as caught:
-        SUITE.score_predictions(labels=labels, predictions=predictions)
+        SUITE.score_predictions(RoadBenchPredictions(labels=labels, predictions=predictions))
     assert (caught.value.problem.line, caught.value.problem.field) == (2, "ground_truth")
     write(predictions, [row("a", "", 1, "two")])
     with pytest.raises(ItemError, match="ground truth"):
-        SUITE.score_predictions(labels=labels, predictions=predictions)
+        SUITE.score_predictions(RoadBenchPredictions(labels=labels, predictions=predictions))
 
 
 def test_missing_files_are_source_errors(tmp_path: Path, labels: Path) -> None:
     with pytest.raises(SuiteSourceError):
-        SUITE.score_predictions(labels=labels, predictions=tmp_path / "task1_none.jsonl")
+        SUITE.score_predictions(
+            RoadBenchPredictions(labels=labels, predictions=tmp_path / "task1_none.jsonl")
+        )
     predictions = write(tmp_path / "task1_m.jsonl", [row("a", "", 1, 1)])
     with pytest.raises(SuiteSourceError):
-        SUITE.score_predictions(labels=tmp_path / "nope.jsonl", predictions=predictions)
+        SUITE.score_predictions(
+            RoadBenchPredictions(labels=tmp_path / "nope.jsonl", predictions=predictions)
+        )

@@ -1,5 +1,6 @@
-"""Fixtures for the STRIDE tests: a private media cache and the release extracts (tests that need
-them skip when they are absent). Puts this folder on sys.path for `stride_support`."""
+"""Fixtures for the STRIDE tests: the release extracts (tests that need them skip when they are
+absent); each test's private media cache is ../conftest.py's. Puts this folder on sys.path for
+`stride_support`."""
 
 from __future__ import annotations
 
@@ -13,13 +14,6 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 from stride_support import samples_dir  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def media_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    cache = tmp_path / "media-cache"
-    monkeypatch.setenv("ROADEVAL_MEDIA_CACHE", str(cache))
-    return cache
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import pytest
 from roadeval.benchmarks.judging import JudgeReply, JudgeRequest
 from roadeval.benchmarks.output import ModelOutput
 from roadeval.benchmarks.registry import BaselineCall, find_baseline
-from roadeval.benchmarks.stride.baseline import random_answer
+from roadeval.benchmarks.stride.baselines import random_answer
 from roadeval.benchmarks.stride.suite import StrideSuite
 from roadeval.benchmarks.suite import ParseStatus, ScoredItem
 

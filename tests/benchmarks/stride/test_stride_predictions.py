@@ -11,10 +11,13 @@ import pytest
 from stride_support import oracle_questions, write
 
 from roadeval.benchmarks.stride.suite import StrideSuite
+from roadeval.benchmarks.suite import PredictionsRequest
 
 
 def _score(labels: Path, predictions: Path, **kw: Any) -> dict[str, Any]:
-    return StrideSuite().score_predictions(labels=labels, predictions=predictions, **kw)
+    return StrideSuite().score_predictions(
+        PredictionsRequest(labels=labels, predictions=predictions, **kw)
+    )
 
 
 def test_oracle_sample_against_the_mini_split(samples: Path) -> None:

@@ -11,7 +11,7 @@ from roadeval.benchmarks.output import ModelOutput
 from roadeval.benchmarks.stride.frames import overview_indices
 from roadeval.benchmarks.stride.scoring import ItemState, JudgeStatus
 from roadeval.benchmarks.stride.suite import StrideSuite
-from roadeval.benchmarks.stride.templates import Kind
+from roadeval.benchmarks.stride.tasks import Kind
 from roadeval.benchmarks.suite import ScoredItem
 
 

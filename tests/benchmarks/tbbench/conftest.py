@@ -1,4 +1,5 @@
-"""Builders for small TB-Bench sources in both released layouts, and a private media cache."""
+"""Builders for small TB-Bench sources in both released layouts (each test's private media cache
+is ../conftest.py's)."""
 
 from __future__ import annotations
 
@@ -52,13 +53,6 @@ def png() -> Callable[[int], bytes]:
 @pytest.fixture
 def hf_row() -> Callable[..., dict[str, Any]]:
     return make_hf_row
-
-
-@pytest.fixture(autouse=True)
-def media_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    cache = tmp_path / "media-cache"
-    monkeypatch.setenv("ROADEVAL_MEDIA_CACHE", str(cache))
-    return cache
 
 
 @pytest.fixture

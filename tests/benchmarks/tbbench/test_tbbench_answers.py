@@ -8,7 +8,7 @@ from roadeval.benchmarks.item import AnswerKind, Item
 from roadeval.benchmarks.registry import BaselineCall, find_baseline
 from roadeval.benchmarks.suite import ParseStatus
 from roadeval.benchmarks.tbbench.answers import grade, read_answer
-from roadeval.benchmarks.tbbench.baseline import CLASS_PHRASES, random_answer
+from roadeval.benchmarks.tbbench.baselines import CLASS_PHRASES, random_answer
 from roadeval.benchmarks.tbbench.keywords import KEYWORD_TABLES
 
 

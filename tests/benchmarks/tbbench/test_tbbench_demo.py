@@ -12,14 +12,14 @@ import pyarrow.parquet as pq
 from roadeval.benchmarks.output import ModelOutput
 from roadeval.benchmarks.registry import BaselineCall, find_baseline
 from roadeval.benchmarks.suite import ScoredItem
-from roadeval.benchmarks.tbbench.baseline import CLASS_PHRASES
+from roadeval.benchmarks.tbbench.baselines import CLASS_PHRASES
 from roadeval.benchmarks.tbbench.demo import (
     ITEMS_PER_TASK,
     bearing_deg,
     orientation_relation,
     spatial_relation,
 )
-from roadeval.benchmarks.tbbench.demo_scene import Vehicle
+from roadeval.benchmarks.tbbench.demo_drawing import Vehicle
 from roadeval.benchmarks.tbbench.suite import TBBenchSuite
 from roadeval.benchmarks.tbbench.tasks import TASK_CODES
 

@@ -11,6 +11,7 @@ import pytest
 
 from roadeval.benchmarks.errors import ItemError
 from roadeval.benchmarks.registry import get_suite
+from roadeval.benchmarks.suite import PredictionsRequest
 
 LABELS = [
     {"id": "a1", "task": "relative_distance", "problem": "How far?", "solution": "10.0 meters"},
@@ -37,7 +38,9 @@ def _jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
 def test_hand_computed_accuracies(tmp_path: Path) -> None:
     labels = _jsonl(tmp_path / "labels.jsonl", LABELS)
     predictions = _jsonl(tmp_path / "pred.jsonl", PREDICTIONS)
-    result = get_suite("tbbench").score_predictions(labels=labels, predictions=predictions)
+    result = get_suite("tbbench").score_predictions(
+        PredictionsRequest(labels=labels, predictions=predictions)
+    )
     assert json.loads(json.dumps(result)) == result  # JSON-able as it stands
     tasks = result["tasks"]
     assert list(tasks) == ["RD", "SR", "EGO-TRA"]
@@ -60,7 +63,7 @@ def test_task_filter(tmp_path: Path) -> None:
     labels = _jsonl(tmp_path / "labels.jsonl", LABELS)
     predictions = _jsonl(tmp_path / "pred.jsonl", PREDICTIONS)
     result = get_suite("tbbench").score_predictions(
-        labels=labels, predictions=predictions, task="spatial_reasoning"
+        PredictionsRequest(labels=labels, predictions=predictions, task="spatial_reasoning")
     )
     assert list(result["tasks"]) == ["SR"] and result["mean_accuracy"] == 50.0
     assert result["task_filter"] == "SR"
@@ -89,7 +92,9 @@ def test_parquet_labels_without_ids_use_the_loader_ids(
             {"id": "OR-0000", "prediction": "at 350-degree"},  # 40 degrees off 30: wrong
         ],
     )
-    result = get_suite("tbbench").score_predictions(labels=labels, predictions=predictions)
+    result = get_suite("tbbench").score_predictions(
+        PredictionsRequest(labels=labels, predictions=predictions)
+    )
     assert result["tasks"]["OBJ-TURN"]["accuracy"] == 50.0
     assert result["tasks"]["OR"]["accuracy"] == 0.0
     assert result["mean_accuracy"] == 25.0
@@ -100,10 +105,14 @@ def test_bad_prediction_rows_are_named(tmp_path: Path) -> None:
     labels = _jsonl(tmp_path / "labels.jsonl", LABELS)
     repeated = _jsonl(tmp_path / "dup.jsonl", [PREDICTIONS[0], PREDICTIONS[0]])
     with pytest.raises(ItemError, match=r"line 2.*duplicate prediction id"):
-        get_suite("tbbench").score_predictions(labels=labels, predictions=repeated)
+        get_suite("tbbench").score_predictions(
+            PredictionsRequest(labels=labels, predictions=repeated)
+        )
     no_text = _jsonl(tmp_path / "none.jsonl", [{"id": "a1"}])
     with pytest.raises(ItemError, match="'prediction': missing"):
-        get_suite("tbbench").score_predictions(labels=labels, predictions=no_text)
+        get_suite("tbbench").score_predictions(
+            PredictionsRequest(labels=labels, predictions=no_text)
+        )
 
 
 def test_label_without_solution_is_an_error(tmp_path: Path) -> None:
@@ -111,4 +120,6 @@ def test_label_without_solution_is_an_error(tmp_path: Path) -> None:
     labels = _jsonl(tmp_path / "labels.jsonl", broken)
     predictions = _jsonl(tmp_path / "pred.jsonl", PREDICTIONS)
     with pytest.raises(ItemError, match="line 3, item 'b', field 'solution'"):
-        get_suite("tbbench").score_predictions(labels=labels, predictions=predictions)
+        get_suite("tbbench").score_predictions(
+            PredictionsRequest(labels=labels, predictions=predictions)
+        )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from roadeval.benchmarks.suite import ParseStatus
-from roadeval.benchmarks.trip.answer_rule import AbnormalRule, parse_reply
+from roadeval.benchmarks.trip.answers import AbnormalRule, parse_reply
 
 CLEAN = [
     "B",

@@ -7,7 +7,7 @@ from collections import Counter
 from roadeval.benchmarks.item import AnswerKind, Item
 from roadeval.benchmarks.registry import BaselineCall, find_baseline
 from roadeval.benchmarks.suite import ParseStatus
-from roadeval.benchmarks.trip.answer_rule import parse_reply
+from roadeval.benchmarks.trip.answers import parse_reply
 
 
 def _call(item_id: str, seed: int = 7, attempt: int = 1) -> BaselineCall:

@@ -12,7 +12,7 @@ import pytest
 
 from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.registry import get_suite
-from roadeval.benchmarks.trip import drawing
+from roadeval.benchmarks.trip import demo_drawing
 from roadeval.benchmarks.trip.quality import check_quality
 from roadeval.benchmarks.trip.taxonomy import CAPABILITIES, DIFFICULTIES, ROLES
 
@@ -86,6 +86,6 @@ def _white_runs(row: np.ndarray) -> int:
 
 @pytest.mark.parametrize("lanes", [2, 3, 5])
 def test_lane_drawing_shows_one_line_more_than_lanes(lanes: int) -> None:
-    pixels = np.asarray(drawing.one_way_road(lanes))
+    pixels = np.asarray(demo_drawing.one_way_road(lanes))
     # Row 20 crosses the first dash of every lane line and both edge lines.
     assert _white_runs(pixels[20]) == lanes + 1

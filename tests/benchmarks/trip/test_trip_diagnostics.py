@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import pyarrow as pa
 import pytest
 
 from roadeval.benchmarks.item import AnswerKind, Item
 from roadeval.benchmarks.suite import GroupValue, ParsedAnswer, ParseStatus, ScoredItem
+from roadeval.benchmarks.trip.records import ErrorParetoRow
 from roadeval.benchmarks.trip.suite import TripSuite
-from roadeval.storage.records import ErrorParetoRow
+from roadeval.storage.records import SCHEMAS, TABLES
 from roadeval.tasks.results.aggregate import aggregate
 from roadeval.tasks.results.suite_tables import suite_table_parts
 
@@ -90,3 +92,23 @@ def test_pareto_rows_become_one_part_of_the_pareto_table_per_suite_and_model() -
     assert (part.table, part.suite, part.model, len(part.rows)) == ("pareto", "trip", "m", 3)
     everything_right = [ScoredItem(row.item, row.parsed, {"correct": 1.0}) for row in _scored()]
     assert suite_table_parts(TripSuite(), "m", "run", everything_right) == []
+
+
+def test_the_suite_declares_pareto_with_the_columns_stores_already_hold() -> None:
+    # Declared on the suite, registered with it: the table runs have always landed, so a store
+    # written while the record lived in storage reads the same (name, columns and types).
+    assert TripSuite.tables == {"pareto": ErrorParetoRow}
+    assert TABLES["pareto"] is ErrorParetoRow
+    assert SCHEMAS["pareto"] == pa.schema(
+        [
+            ("run_id", pa.string()),
+            ("suite", pa.string()),
+            ("model", pa.string()),
+            ("role", pa.string()),
+            ("knowledge_point", pa.string()),
+            ("rank", pa.int32()),
+            ("errors", pa.int64()),
+            ("share", pa.float64()),
+            ("cumulative_share", pa.float64()),
+        ]
+    )

@@ -1,6 +1,7 @@
 """Fixtures for the V2X-QA tests: release-shaped rows, a writer for small sources with images
-under the two default roots, and the release extracts in ../shared when they are there. Puts
-this folder on sys.path for `v2xqa_support`."""
+under the two default roots, and the release extracts in ../shared when they are there (each
+test's private media cache is ../conftest.py's). Puts this folder on sys.path for
+`v2xqa_support`."""
 
 from __future__ import annotations
 
@@ -25,13 +26,6 @@ REPO = Path(__file__).resolve().parents[3]
 @pytest.fixture
 def row() -> RowFactory:
     return make_row
-
-
-@pytest.fixture(autouse=True)
-def media_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    cache = tmp_path / "media-cache"
-    monkeypatch.setenv("ROADEVAL_MEDIA_CACHE", str(cache))
-    return cache
 
 
 @pytest.fixture

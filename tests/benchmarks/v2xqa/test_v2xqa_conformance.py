@@ -18,7 +18,7 @@ from roadeval.benchmarks.errors import BadItemPolicy, ItemError
 from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.messages import message_images
 from roadeval.benchmarks.output import ModelOutput
-from roadeval.benchmarks.suite import ParseStatus, ScoredItem
+from roadeval.benchmarks.suite import ParseStatus, PredictionsRequest, ScoredItem
 from roadeval.benchmarks.v2xqa.suite import V2XQASuite
 from roadeval.benchmarks.v2xqa.tasks import TASK_IDS
 
@@ -170,7 +170,9 @@ def test_score_predictions_on_the_extracts(samples: Path, tmp_path: Path) -> Non
             for r in rows
         )
     )
-    report = V2XQASuite().score_predictions(labels=samples, predictions=predictions)
+    report = V2XQASuite().score_predictions(
+        PredictionsRequest(labels=samples, predictions=predictions)
+    )
     assert list(report["tasks"]) == list(TASK_IDS)
     assert all(task["accuracy"] == 1.0 for task in report["tasks"].values())
     assert sorted(report["views"]) == ["CO", "IS", "VS"]

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from v2xqa_support import RowFactory
 
 import roadeval.benchmarks.v2xqa  # noqa: F401  (registers the suite for the CLI)
+from roadeval.benchmarks.suite import PredictionsRequest
 from roadeval.benchmarks.v2xqa.suite import V2XQASuite
 from roadeval.flows.cli import app
 
@@ -126,7 +127,7 @@ def test_no_confidence_is_counted_never_invented(labels: Path, tmp_path: Path) -
         for r in PREDICTIONS
     ]
     report = SUITE.score_predictions(
-        labels=labels, predictions=write_predictions(tmp_path / "p.jsonl", rows)
+        PredictionsRequest(labels=labels, predictions=write_predictions(tmp_path / "p.jsonl", rows))
     )
     for group in [*report["views"].values(), report["overall"]]:
         assert group["confidence_items"] == 0
@@ -148,7 +149,9 @@ def test_the_release_prediction_dump_is_read(labels: Path, tmp_path: Path) -> No
         }
     ]
     report = SUITE.score_predictions(
-        labels=labels, predictions=write_predictions(tmp_path / "p.jsonl", rows), task="IS2"
+        PredictionsRequest(
+            labels=labels, predictions=write_predictions(tmp_path / "p.jsonl", rows), task="IS2"
+        )
     )
     assert report["tasks"]["IS2"]["accuracy"] == 0.5
     assert report["overall"]["ece"] == pytest.approx(abs(1.0 - 0.7))
@@ -202,14 +205,16 @@ def test_bad_rows_name_file_and_line(
 ) -> None:
     predictions = write_predictions(tmp_path / "p.jsonl", [PREDICTIONS[0], bad])
     with pytest.raises(ValueError) as caught:
-        SUITE.score_predictions(labels=labels, predictions=predictions)
+        SUITE.score_predictions(PredictionsRequest(labels=labels, predictions=predictions))
     assert f"{predictions}, line 2: " in str(caught.value) and message in str(caught.value)
 
 
 def test_bad_labels_and_unknown_task(labels: Path, tmp_path: Path, row: RowFactory) -> None:
     predictions = write_predictions(tmp_path / "p.jsonl", PREDICTIONS)
     with pytest.raises(ValueError, match="unknown V2X-QA task 'VS9'"):
-        SUITE.score_predictions(labels=labels, predictions=predictions, task="VS9")
+        SUITE.score_predictions(
+            PredictionsRequest(labels=labels, predictions=predictions, task="VS9")
+        )
     broken = write_labels(tmp_path / "broken", row, [("VS1", "000001", "E")])
     result = cli(broken, predictions)
     assert result.exit_code == 2 and "selected_option_id" in result.output
