@@ -171,3 +171,40 @@ def test_the_graph_sees_every_kind_of_import(tmp_path: Path) -> None:
     assert graph["pkg.d"] == {"pkg.a"}
     assert cycles(graph, frozenset()) == [["pkg.a", "pkg.c", "pkg.d", "pkg.sub.b"]]
     assert cycles(graph, frozenset({("pkg.d", "pkg.a")})) == []
+
+
+# The packages in the order they may depend on one another: each only on those before it.
+LAYERS = (
+    "environment",
+    "version",
+    "storage",
+    "benchmarks",
+    "tasks.requests",
+    "tasks.calls",
+    "tasks.cache",
+    "tasks.batch",
+    "tasks.shard",
+    "tasks.render",
+    "tasks.results",
+    "flows",
+    "deployments",
+)
+
+
+def _package(module: str) -> str:
+    parts = module.split(".")[1:]
+    if parts[:1] == ["tasks"] and len(parts) > 2:
+        return ".".join(parts[:2])
+    return parts[0] if parts else "roadeval"
+
+
+def test_packages_depend_one_way() -> None:
+    backwards = sorted(
+        f"{source} -> {target}"
+        for source, targets in import_graph(ROOT).items()
+        for target in targets
+        if (a := _package(source)) != (b := _package(target))
+        and a != "roadeval"  # the package's lazy re-exports name everything
+        and LAYERS.index(b) > LAYERS.index(a)
+    )
+    assert not backwards, "imports against the layers:\n" + "\n".join(backwards)
