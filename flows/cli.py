@@ -40,6 +40,8 @@ class _Overrides:
     budget_usd: float | None = None
     dry_run: bool = False
     processes: int | None = None
+    # Exit 1 when items could not be scored because their scorer raised.
+    strict: bool = False
 
 
 def _run_panel(panel_path: Path, overrides: _Overrides) -> None:
@@ -143,10 +145,10 @@ def _run_panel_once(panel_path: Path, overrides: _Overrides) -> None:
 
         print_estimate(consoles.out, summary)
         return
-    _report(summary)
+    _report(summary, overrides.strict)
 
 
-def _report(summary: RunSummary) -> None:
+def _report(summary: RunSummary, strict: bool = False) -> None:
     from roadeval.tasks.results.report import print_report
 
     print_report(consoles.out, summary.metrics, summary.manifest)
@@ -161,11 +163,36 @@ def _report(summary: RunSummary) -> None:
             )
     consoles.out.print(f"run [bold]{summary.run_id}[/bold] landed in {summary.store_uri}")
     consoles.out.print(f"manifest: {summary.store_uri.rstrip('/')}/{summary.manifest_key}")
+    for line in _scorer_error_lines(summary):
+        consoles.err.print(f"[yellow]warning: {line}[/yellow]")
     if summary.n_errors:
         consoles.err.print(
             f"[red]{summary.n_errors} items ended in model errors; see above and the manifest[/red]"
         )
         raise typer.Exit(code=1)
+    if strict and summary.n_scorer_errors:
+        consoles.err.print(
+            f"[red]--strict: {summary.n_scorer_errors} items could not be scored (their scorer "
+            "raised)[/red]"
+        )
+        raise typer.Exit(code=1)
+
+
+def _scorer_error_lines(summary: RunSummary) -> list[str]:
+    """Per suite x model whose scorer raised: how many items it left unscored, and the first
+    error (the run finished; `--strict` makes that exit 1)."""
+    from roadeval.tasks.shard.counts import EVERY_METRIC
+
+    lines = []
+    for pair in summary.manifest.counts:
+        if pair.scorer_errors:
+            first = pair.unscored_metrics.get(EVERY_METRIC)
+            reason = first.first_reason if first is not None else "scorer_error"
+            lines.append(
+                f"{printable(pair.suite)} x {printable(pair.model)}: {pair.scorer_errors} items "
+                f"not scored, their scorer raised; first: {printable(reason)}"
+            )
+    return lines
 
 
 def _print_costs(summary: RunSummary) -> None:
@@ -196,11 +223,23 @@ def _end_stopped(stopped: RunStopped) -> NoReturn:
 
 
 def _stopped_message(stopped: RunStopped) -> str:
-    """One line: why the run stopped, what it kept, and how to go on."""
-    totals = stopped.summary.manifest.totals
-    left = totals.interrupted + totals.not_run
-    kept = f"{totals.scored} items answered and landed, {left} left"
-    run = f"run {stopped.summary.run_id} recorded {stopped.reason.status}"
+    """One line: why the run stopped, what it kept, and how to go on. Its counts are the run's
+    last record's (what landed, and what is left), or it says that record could not be
+    written."""
+    summary = stopped.summary
+    totals = summary.manifest.totals
+    kept = f"{totals.answered} items answered and landed"
+    if totals.errors:
+        kept += f", {totals.errors} ended in model errors"
+    kept += f", {totals.left} left"
+    if totals.not_landed:
+        kept += f" ({totals.not_landed} of them in shards that did not land)"
+    run = f"run {summary.run_id} recorded {stopped.reason.status}"
+    if summary.record_error is not None:
+        run = (
+            f"run {summary.run_id} could not record its end ({summary.record_error}): `runs` "
+            "will read it died"
+        )
     if stopped.reason.status == "interrupted":
         return (
             f"{stopped.reason.message}: {kept}; {run}. Run the same command again to resume "
@@ -245,6 +284,16 @@ ProcessesOption = Annotated[
 ]
 
 
+StrictOption = Annotated[
+    bool,
+    typer.Option(
+        "--strict",
+        help="exit 1 when an item could not be scored because its suite's scorer raised (the "
+        "run still finishes and lands everything else; without it: exit 0 and a warning)",
+    ),
+]
+
+
 def _check_on_bad_item(on_bad_item: str | None) -> None:
     if on_bad_item is not None and on_bad_item not in ("error", "skip"):
         fail(f"--on-bad-item must be 'error' or 'skip', not {on_bad_item!r}")
@@ -259,12 +308,21 @@ def run(
     dask_address: DaskAddressOption = None,
     prefect: PrefectOption = False,
     processes: ProcessesOption = None,
+    strict: StrictOption = False,
 ) -> None:
     """Evaluate every suite of a panel with every model of it."""
     _check_on_bad_item(on_bad_item)
     _run_panel(
         panel,
-        _Overrides(store, on_bad_item, ray_address, dask_address, prefect, processes=processes),
+        _Overrides(
+            store,
+            on_bad_item,
+            ray_address,
+            dask_address,
+            prefect,
+            processes=processes,
+            strict=strict,
+        ),
     )
 
 
@@ -292,6 +350,7 @@ def campaign(
     dask_address: DaskAddressOption = None,
     prefect: PrefectOption = False,
     processes: ProcessesOption = None,
+    strict: StrictOption = False,
 ) -> None:
     """A run with cost controls: a dry-run estimate, or a hard dollar budget."""
     _check_on_bad_item(on_bad_item)
@@ -308,6 +367,7 @@ def campaign(
             budget_usd,
             dry_run=dry_run,
             processes=processes,
+            strict=strict,
         ),
     )
 
@@ -317,10 +377,11 @@ def demo(
     store: Annotated[
         str | None, typer.Option(help="store root: a folder or s3://bucket/prefix")
     ] = None,
+    strict: StrictOption = False,
 ) -> None:
     """Run the bundled demo panel: generated suites against the offline baselines."""
     panel = files("roadeval.flows").joinpath("panels/demo.yaml")
-    _run_panel(Path(str(panel)), _Overrides(store))
+    _run_panel(Path(str(panel)), _Overrides(store, strict=strict))
 
 
 # The commands over the store and over a suite's own files register themselves on the same app.

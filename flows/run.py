@@ -104,12 +104,18 @@ def _collect(
         except Exception as exc:
             if failure is None:
                 failure = exc
-                stop.request(StopReason(f"a shard failed: {exc}", 1, RunStatus.FAILED))
+                stop.request(_failed(exc))
             continue
         done[order[id(future)]] = result
         on_done(result)
     # Results in plan order, so reports and manifests do not depend on timing.
     return [done[n] for n in sorted(done)], failure
+
+
+def _failed(exc: BaseException) -> StopReason:
+    """The stop a failed shard asks for: a store that failed is named as the store's failure."""
+    message = str(exc) if isinstance(exc, StoreError) else f"a shard failed: {exc}"
+    return StopReason(message, 1, RunStatus.FAILED)
 
 
 @dataclass
@@ -171,8 +177,12 @@ class _Run:
             failure = exc
         if metrics is not None:
             manifest = self.manifest(results, datetime.now(UTC))
-            key = record.end(RunStatus.FINISHED, manifest)
-            return self.summary(key, metrics, manifest, results, RunStatus.FINISHED)
+            try:
+                key = record.end(RunStatus.FINISHED, manifest)
+            except Exception as exc:
+                failure = exc  # landed, but not recorded: told below as a store failure
+            else:
+                return self.summary(key, metrics, manifest, results, RunStatus.FINISHED)
         reason = self.engines.stop.reason or StopReason(
             describe_store_error(self.context.store.uri, failure)
             if isinstance(failure, OSError)
@@ -180,14 +190,31 @@ class _Run:
             1,
             RunStatus.FAILED,
         )
+        # Counted from what landed: a shard that did not land is left (`not_landed`), never
+        # counted as answered, so the last line and the `runs` row say the same.
+        if not self.context.dry_run:
+            results = self._with_unlanded(results)
         manifest = self.manifest(results, datetime.now(UTC))
-        last_key: str | None
+        last_key: str | None = None
+        record_error: str | None = None
         try:
             last_key = record.end(reason.status, manifest, reason.message)
-        except Exception:
-            last_key = None  # the store that stopped the run may refuse its last record too
+        except Exception as exc:
+            # The store that stopped the run may refuse its last record too: said, not implied.
+            record_error = describe_store_error(self.context.store.uri, exc)
         summary = self.summary(last_key, [], manifest, results, reason.status)
+        summary.record_error = record_error
         raise RunStopped(summary, reason) from failure
+
+    def _with_unlanded(self, results: list[ShardResult]) -> list[ShardResult]:
+        """`results` (the shards that landed) with every other shard of the run as one that did
+        not land, in plan order."""
+        shards = self.inputs.shards
+        landed = {result.shard: result for result in results}
+        every = [landed.get(shard.name) or ShardResult.not_landed(shard) for shard in shards]
+        # Results of no shard of the run's (none are expected) are kept, not dropped.
+        names = {shard.name for shard in shards}
+        return every + [result for result in results if result.shard not in names]
 
     def _clients(self) -> list[ModelClient]:
         seen: dict[int, ModelClient] = {}
@@ -265,8 +292,7 @@ class _Run:
                 except Exception as exc:
                     if failure is None:
                         failure = exc
-                        reason = StopReason(f"a shard failed: {exc}", 1, RunStatus.FAILED)
-                        self.engines.stop.request(reason)
+                        self.engines.stop.request(_failed(exc))
                     continue
                 plans[n] = plan
                 self._plan_stats([plan])

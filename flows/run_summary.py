@@ -40,10 +40,18 @@ class RunSummary:
     budget: BudgetState | None = None
     # A dry run's estimate rows (`tasks.results.estimate.EstimateRow`), as landed.
     estimates: list[Any] = field(default_factory=list)
+    # Why the run's last record (its `runs` event and manifest) could not be written, if it
+    # could not (the store that stopped the run refused it too): `runs` then reads it `died`.
+    record_error: str | None = None
 
     @property
     def n_errors(self) -> int:
         return sum(r.counts["errors"] for r in self.results)
+
+    @property
+    def n_scorer_errors(self) -> int:
+        """Answered items whose suite's scorer raised (unscored, reason `scorer_error`)."""
+        return sum(r.counts["scorer_errors"] for r in self.results)
 
 
 class RunStopped(Exception):

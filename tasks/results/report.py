@@ -12,6 +12,7 @@ from rich.table import Table
 from roadeval.storage.records import MetricRow
 from roadeval.tasks.results.aggregate import ALL, SUITE_WIDE
 from roadeval.tasks.results.manifest import PairCounts, RunManifest
+from roadeval.tasks.shard.counts import EVERY_METRIC
 
 
 def _fmt(value: float | None) -> str:
@@ -113,10 +114,12 @@ _HEALTH_COLUMNS = (
 
 
 def health_table(counts: Sequence[PairCounts]) -> Table:
-    """Calls, cache hits, errors and abnormal outputs per suite x model; judge calls and items a
-    stop left unfinished get columns of their own when there are any."""
+    """Calls, cache hits, errors and abnormal outputs per suite x model; judge calls, items
+    whose scorer raised and items a stop left unfinished get columns of their own when there
+    are any."""
     stopped = any(c.interrupted or c.not_run for c in counts)
     judged = any(c.judge_calls or c.judge_cached or c.unscored for c in counts)
+    scorer_failed = any(c.scorer_errors for c in counts)
     table = Table(title="run health", title_justify="left")
     table.add_column("suite")
     table.add_column("model")
@@ -125,6 +128,8 @@ def health_table(counts: Sequence[PairCounts]) -> Table:
     if judged:
         for heading in ("judge calls", "judge cached", "unscored"):
             table.add_column(heading, justify="right")
+    if scorer_failed:
+        table.add_column("scorer errors", justify="right")
     if stopped:
         table.add_column("not finished", justify="right")
     table.add_column("cost USD", justify="right")
@@ -136,6 +141,8 @@ def health_table(counts: Sequence[PairCounts]) -> Table:
         cells = [str(getattr(c, name)) for _, name in _HEALTH_COLUMNS]
         if judged:
             cells += [str(c.judge_calls), str(c.judge_cached), str(c.unscored)]
+        if scorer_failed:
+            cells.append(str(c.scorer_errors))
         if stopped:
             cells.append(str(c.interrupted + c.not_run))
         table.add_row(c.suite, c.model, *cells, cost)
@@ -162,6 +169,8 @@ def print_report(console: Console, metrics: Sequence[MetricRow], manifest: RunMa
                 "the provider may still bill them[/yellow]"
             )
         for metric, unscored in sorted(c.unscored_metrics.items()):
+            if metric == EVERY_METRIC:
+                continue  # items whose scorer raised: the command's warning names them
             console.print(
                 f"[yellow]{where}: {metric} not scored for {unscored.items} items; first "
                 f"reason: {escape(unscored.first_reason)}[/yellow]"

@@ -7,6 +7,7 @@ a stage of its own (`scoring`), so nothing here is CPU-heavy."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.suite import ItemScore, ParsedAnswer, Suite
@@ -14,6 +15,9 @@ from roadeval.tasks.calls.gateway import CallOutcome
 from roadeval.tasks.requests.request import ModelCall
 from roadeval.tasks.shard.asking import Asker
 from roadeval.tasks.shard.plan import PlannedItem
+
+if TYPE_CHECKING:
+    from roadeval.tasks.shard.remote_scoring import ScorerError
 
 
 @dataclass
@@ -33,6 +37,7 @@ class ItemOutcome:
     """The item's attempts, then its score (None unless its final answer was scored).
 
     `stopped` marks an item the run's stop cut short: never counted as a model error.
+    `scorer_error` is set (and `score` None) when the suite's scorer raised on the final answer.
     """
 
     item: Item
@@ -40,6 +45,7 @@ class ItemOutcome:
     score: ItemScore | None = None
     judge_calls: list[ModelCall] = field(default_factory=list)
     stopped: bool = False
+    scorer_error: ScorerError | None = None
 
     @property
     def responses(self) -> list[ModelCall]:

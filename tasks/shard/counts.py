@@ -10,6 +10,10 @@ from collections import Counter
 
 from pydantic import BaseModel, ConfigDict, Field
 
+# The metric an item whose scorer raised is unscored for: every metric it has ('*'), in its one
+# score row (`rows.score_rows`) and in the manifest's unscored metrics.
+EVERY_METRIC = "*"
+
 
 class Counts(BaseModel):
     """The named counts of one suite x model (or of a whole run), each described where it is
@@ -34,7 +38,20 @@ class Counts(BaseModel):
         description="items that ended in a model error: reported, not scored, never a wrong answer",
     )
     interrupted: int = Field(default=0, description="items cut short by the run's stop")
-    not_run: int = Field(default=0, description="items not asked because the run stopped")
+    not_run: int = Field(
+        default=0,
+        description=(
+            "items with nothing of this run's in the store: not asked because the run stopped, "
+            "or in a shard that did not land (not_landed)"
+        ),
+    )
+    not_landed: int = Field(
+        default=0,
+        description=(
+            "items of shards that did not land (the store failed, or a stage raised), counted "
+            "in not_run too: a resumed run asks them, reusing any answer the store kept"
+        ),
+    )
     abnormal: int = Field(
         default=0, description="answers read only by a fallback rule the suite counts"
     )
@@ -53,6 +70,13 @@ class Counts(BaseModel):
             "answered items with a metric that could not be scored (e.g. unreadable verdicts)"
         ),
     )
+    scorer_errors: int = Field(
+        default=0,
+        description=(
+            "answered items whose suite's scorer raised: unscored (one score row, metric '*', "
+            "reason scorer_error), never a 0, and not counted in scored"
+        ),
+    )
     may_be_billed: int = Field(
         default=0,
         description="requests that timed out or were cut off, which a provider may still bill",
@@ -60,6 +84,16 @@ class Counts(BaseModel):
     corrupt_cache: int = Field(
         default=0, description="stored answers that could not be read back, and were asked again"
     )
+
+    @property
+    def answered(self) -> int:
+        """Items answered and landed: scored, or unscored because their scorer raised."""
+        return self.scored + self.scorer_errors
+
+    @property
+    def left(self) -> int:
+        """Items left for a resumed run: cut short by the stop, or with nothing landed."""
+        return self.interrupted + self.not_run
 
 
 COUNTS: dict[str, str] = {name: f.description or "" for name, f in Counts.model_fields.items()}

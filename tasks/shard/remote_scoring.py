@@ -12,6 +12,7 @@ import asyncio
 import logging
 import os
 import threading
+import traceback
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.judging import JudgeReply, JudgeRequest
 from roadeval.benchmarks.output import ModelOutput
 from roadeval.benchmarks.suite import ItemScore, ParsedAnswer, Suite
-from roadeval.storage.store import Store
+from roadeval.storage.store import Store, StoreError
 from roadeval.tasks.calls.stopping import StopSignal
 from roadeval.tasks.requests.model_spec import ModelSpec
 from roadeval.tasks.requests.request import ModelCall
@@ -62,10 +63,52 @@ class ScoreInput:
     output: ModelOutput
 
 
+# The reason of an item whose scorer raised (`ScorerError.reason`): the scores row's
+# `unscored_reason` starts with it.
+SCORER_ERROR = "scorer_error"
+# An exception's message is kept to this many characters (a scorer may raise with a whole array).
+MAX_ERROR_MESSAGE = 500
+
+
+@dataclass(frozen=True)
+class ScorerError:
+    """A suite's scorer that raised on one item: the exception's type and message, never its
+    traceback (which goes to the run's log). The item is unscored, never a 0."""
+
+    kind: str
+    message: str
+
+    @classmethod
+    def of(cls, exc: BaseException) -> ScorerError:
+        message = str(exc)
+        if len(message) > MAX_ERROR_MESSAGE:
+            message = message[:MAX_ERROR_MESSAGE] + "..."
+        return cls(type(exc).__name__, message)
+
+    @property
+    def reason(self) -> str:
+        """`scorer_error: <type>: <message>`, the score row's `unscored_reason`."""
+        reason = f"{SCORER_ERROR}: {self.kind}"
+        return f"{reason}: {self.message}" if self.message else reason
+
+
+def scorer_failed(exc: Exception) -> tuple[ScorerError, str]:
+    """What is kept of a scorer's exception: its error, and its traceback's text for the log.
+    A store that fails under a judge call is no scorer's error: it stops the run (re-raised)."""
+    if isinstance(exc, StoreError):
+        raise exc
+    return ScorerError.of(exc), "".join(traceback.format_exception(exc))
+
+
 @dataclass(frozen=True)
 class ScoreOutput:
-    score: ItemScore
+    """An item's score, or (its scorer raised) its error and traceback; the judge calls made
+    either way, to land with the item."""
+
+    score: ItemScore | None
     judge_calls: tuple[ModelCall, ...] = ()
+    error: ScorerError | None = None
+    traceback: str = ""
 
 
 class _RemoteJudge:
@@ -83,11 +126,18 @@ class _RemoteJudge:
 
 
 def score_batch(suite: Suite, batch: Sequence[ScoreInput], judge: Any) -> list[ScoreOutput]:
-    """(On a Ray worker.) Score a batch of items, judged ones through the judge actor."""
+    """(On a Ray worker.) Score a batch of items, judged ones through the judge actor. A scorer
+    that raises on an item is caught for that item alone (its error goes back with the batch,
+    redacted and logged by the run): the rest of the batch is scored."""
 
     async def one(entry: ScoreInput) -> ScoreOutput:
         remote = _RemoteJudge(judge, entry.item) if judge is not None else None
-        score = await suite.score_item(entry.item, entry.parsed, entry.output, remote)
+        try:
+            score = await suite.score_item(entry.item, entry.parsed, entry.output, remote)
+        except Exception as exc:
+            error, trace = scorer_failed(exc)
+            calls = tuple(remote.calls) if remote is not None else ()
+            return ScoreOutput(None, calls, error, trace)
         return ScoreOutput(score, tuple(remote.calls) if remote is not None else ())
 
     async def every() -> list[ScoreOutput]:

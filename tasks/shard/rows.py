@@ -11,6 +11,7 @@ from roadeval.storage.records import ParseRow, ResponseRow, ScoreRow
 from roadeval.tasks.calls.gateway import ModelClient
 from roadeval.tasks.requests.request import ModelCall
 from roadeval.tasks.shard.answer import ItemOutcome
+from roadeval.tasks.shard.counts import EVERY_METRIC
 
 
 def _json(value: Any) -> str:
@@ -96,9 +97,36 @@ def parse_rows(run_id: str, client: ModelClient, outcome: ItemOutcome) -> Iterat
 
 
 def score_rows(run_id: str, client: ModelClient, outcome: ItemOutcome) -> Iterator[ScoreRow]:
-    """One row per metric: a value, or (unscored) the reason there is none."""
-    score, answer = outcome.score, outcome.answer
-    if score is None or answer is None:
+    """One row per metric: a value, or (unscored) the reason there is none.
+
+    An item whose scorer raised has no metric values, and the suite cannot say which metrics it
+    would have had (they may depend on the answer): it gets one row, metric `*` (every metric),
+    status `unscored`, reason `scorer_error: <type>: <message>`, and the type and message in
+    `details_json` under `scorer_error`. So `count(distinct item_id) where status = 'unscored'`
+    counts it, and no metric's mean or count includes it."""
+    answer = outcome.answer
+    if answer is None:
+        return
+    error = outcome.scorer_error
+    if error is not None:
+        details = {"scorer_error": {"type": error.kind, "message": error.message}}
+        yield ScoreRow(
+            **_whose(run_id, client, outcome),
+            request_key=answer.request_key,
+            metric=EVERY_METRIC,
+            value=None,
+            status="unscored",
+            unscored_reason=error.reason,
+            judge_model=None,
+            judge_request_key=None,
+            judge_prompt_hash=None,
+            judge_params_json=None,
+            judge_reply=None,
+            details_json=_json(details),
+        )
+        return
+    score = outcome.score
+    if score is None:
         return
     whose = _whose(run_id, client, outcome)
     judged = score.judged

@@ -1,7 +1,9 @@
 """A shard's stages after its plan: ask (with re-asks), score (with the judge), land, count.
 
 A shard's responses, parses and scores land together (one landing) or not at all. A shard cut
-short by the run's stop lands what it answered, so a resumed run reuses it.
+short by the run's stop lands what it answered, so a resumed run reuses it. A shard's counts
+are of what it landed: a shard that did not land is counted by the run as `not_landed`
+(`ShardResult.not_landed`).
 """
 
 from __future__ import annotations
@@ -13,16 +15,16 @@ from datetime import UTC, datetime
 
 from roadeval.benchmarks.suite import ParseStatus, ScoredItem
 from roadeval.storage.landing import Part, land
-from roadeval.storage.store import Store
+from roadeval.storage.store import Store, StoreError, describe_store_error
 from roadeval.tasks.cache.responses import CorruptEntry, ResponseCache
 from roadeval.tasks.calls.gateway import ModelClient, run_on_gateway
 from roadeval.tasks.shard.answer import ItemOutcome, answer_item
 from roadeval.tasks.shard.asking import asker_for
-from roadeval.tasks.shard.counts import new_counts
+from roadeval.tasks.shard.counts import EVERY_METRIC, new_counts
 from roadeval.tasks.shard.plan import Shard, ShardPlan
 from roadeval.tasks.shard.remote_scoring import RemoteScoring
 from roadeval.tasks.shard.rows import parse_rows, response_rows, score_rows
-from roadeval.tasks.shard.scoring import score_all
+from roadeval.tasks.shard.scoring import ScorerErrors, score_all
 
 __all__ = ["Shard", "ShardResult", "run_shard", "summarise"]
 
@@ -33,6 +35,8 @@ class ShardResult:
 
     suite: str
     model: str
+    # The shard's landing name (`Shard.name`).
+    shard: str = ""
     scored: list[ScoredItem] = field(default_factory=list)
     counts: Counter[str] = field(default_factory=new_counts)
     cost_usd: float = 0.0
@@ -43,6 +47,15 @@ class ShardResult:
     # Per metric: items it could not be scored for, and the first reason why.
     unscored: dict[str, int] = field(default_factory=dict)
     first_unscored: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def not_landed(cls, shard: Shard) -> ShardResult:
+        """A shard that did not land (its landing failed, or a stage raised before it): its
+        items are the run's, with nothing of theirs in the store."""
+        result = cls(suite=shard.suite.name, model=shard.client.spec.label, shard=shard.name)
+        n = len(shard.items)
+        result.counts.update(items=n, not_run=n, not_landed=n)
+        return result
 
 
 def run_shard(
@@ -63,7 +76,8 @@ def run_shard(
         outcomes = list(
             await asyncio.gather(*(answer_item(shard.suite, p, asker) for p in plan.items))
         )
-        await score_all(shard.suite, outcomes, judge_asker, remote)
+        errors = ScorerErrors(shard.client.spec.label, shard.client.redact)
+        await score_all(shard.suite, outcomes, judge_asker, errors, remote)
         return outcomes
 
     outcomes = run_on_gateway(_stages())
@@ -86,20 +100,24 @@ def _land(
     responses = [row for o in asked for row in response_rows(run_id, client, judge, o, now)]
     parses = [row for o in asked for row in parse_rows(run_id, client, o)]
     scores = [row for o in asked for row in score_rows(run_id, client, o)]
-    land(
-        store,
-        shard.name,
-        [
-            Part("responses", responses, **where),
-            Part("parses", parses, **where),
-            Part("scores", scores, **where),
-        ],
-    )
+    try:
+        land(
+            store,
+            shard.name,
+            [
+                Part("responses", responses, **where),
+                Part("parses", parses, **where),
+                Part("scores", scores, **where),
+            ],
+        )
+    except Exception as exc:
+        # Only the store is written here: a failure is the store's, named as such.
+        raise StoreError(describe_store_error(store.uri, exc)) from exc
 
 
 def summarise(shard: Shard, outcomes: list[ItemOutcome]) -> ShardResult:
     """The shard's counts, cost and scored items, from the same outcomes that were landed."""
-    result = ShardResult(suite=shard.suite.name, model=shard.client.spec.label)
+    result = ShardResult(suite=shard.suite.name, model=shard.client.spec.label, shard=shard.name)
     counts = result.counts
     counts["items"] = len(outcomes)
     for outcome in outcomes:
@@ -135,16 +153,24 @@ def summarise(shard: Shard, outcomes: list[ItemOutcome]) -> ShardResult:
             result.first_error = result.first_error or error.error_message
             continue
         parsed, score = outcome.final_parse, outcome.score
-        if parsed is None or score is None:
+        scorer_error = outcome.scorer_error
+        if parsed is None or (score is None and scorer_error is None):
             continue
+        if parsed.status is ParseStatus.ABNORMAL:
+            counts["abnormal"] += 1
+        elif parsed.status is ParseStatus.UNPARSED:
+            counts["unparsed"] += 1
+        if scorer_error is not None:
+            # Its one score row's metric is '*' (see `rows.score_rows`): so is its entry here.
+            counts["scorer_errors"] += 1
+            result.unscored[EVERY_METRIC] = result.unscored.get(EVERY_METRIC, 0) + 1
+            result.first_unscored.setdefault(EVERY_METRIC, scorer_error.reason)
+            continue
+        assert score is not None
         counts["scored"] += 1
         counts["unscored"] += int(bool(score.unscored))
         for metric, reason in score.unscored.items():
             result.unscored[metric] = result.unscored.get(metric, 0) + 1
             result.first_unscored.setdefault(metric, reason)
-        if parsed.status is ParseStatus.ABNORMAL:
-            counts["abnormal"] += 1
-        elif parsed.status is ParseStatus.UNPARSED:
-            counts["unparsed"] += 1
         result.scored.append(ScoredItem(outcome.item, parsed, score.values, score.state))
     return result

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from roadeval.benchmarks.item import Item
+from roadeval.benchmarks.output import ModelOutput
 from roadeval.benchmarks.suite import ParsedAnswer
 from roadeval.benchmarks.trip.suite import TripSuite
 
@@ -20,15 +21,17 @@ pytestmark = pytest.mark.usefixtures("under_prefect")
 def test_a_run_whose_shard_fails_is_recorded_failed_with_its_reason(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # A parser that raises fails its shard (a scorer that raises fails its item alone: see
+    # test_scorer_errors).
     source, _ = trip_gold(tmp_path)
-    scored = TripSuite.score
+    parse = TripSuite.parse
 
-    def score_or_break(self: TripSuite, item: Item, parsed: ParsedAnswer) -> dict[str, float]:
+    def parse_or_break(self: TripSuite, item: Item, output: ModelOutput) -> ParsedAnswer:
         if item.item_id.endswith("7"):
             raise RuntimeError(f"gold answer of {item.item_id} will not read")
-        return scored(self, item, parsed)
+        return parse(self, item, output)
 
-    monkeypatch.setattr(TripSuite, "score", score_or_break)
+    monkeypatch.setattr(TripSuite, "parse", parse_or_break)
     store = tmp_path / "store"
     panel = write_panel(tmp_path / "p.yaml", source, [{"model": "roadeval/always-a"}])
     result = invoke("run", "--panel", str(panel), "--store", str(store))
