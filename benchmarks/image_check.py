@@ -82,6 +82,8 @@ def image_media(
         raise NotAnImageError(f"image file {path} does not exist") from None
     except OSError as exc:
         raise NotAnImageError(f"image file {path} cannot be read: {exc.strerror or exc}") from None
+    except ValueError as exc:  # a path no system call takes (a NUL byte)
+        raise NotAnImageError(f"image file {path!r} cannot be read: {exc}") from None
     try:
         info = check_image(data)
     except NotAnImageError as exc:

@@ -1,11 +1,22 @@
-"""Shared reading helpers for suite loaders: JSONL rows with line numbers, bad-row policy, and the
-count of fields a release does not define."""
+"""Shared reading helpers for suite loaders: JSONL rows with line numbers, bad-row policy, the
+count of fields a release does not define, and the limits every row is read within.
+
+The limits (`LoadLimits`) hold for every suite and every layout (a JSONL line, a Parquet row, a
+task row of a JSON file): a row nested deeper than `max_depth` levels (the row object is level 1),
+a text (a string value, or a key) longer than `max_text_chars` characters, a JSONL line longer
+than `max_row_bytes` bytes, an integer of thousands of digits (which Python will not read) and a
+lone surrogate (text no file can hold) are each a bad row naming the file, the line and the
+field, never a traceback. A suite's panel `options` may set the three bounds (`take_limits`).
+Files read outside a suite's load (a release's prediction files, whose replies may be long) are
+held to `READ_LIMITS`: the same, with no bound on text.
+"""
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Collection, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +25,147 @@ from roadeval.benchmarks.item import Item
 
 # file -> field name -> how many rows of that file carry the field.
 UnknownFields = dict[str, dict[str, int]]
+
+# The deepest `max_depth` a suite option may set: Python's JSON reader itself stops near 1,000
+# levels (a RecursionError, reported as too deep), so a larger bound could not be honoured.
+MAX_DEPTH_CEILING = 512
+# How much of an over-long line is read at a time while it is skipped.
+_SKIP_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class LoadLimits:
+    """What one row may hold (see the module docstring); a suite's options may set each."""
+
+    # Levels of nesting of a row: the row object is level 1, a list in one of its fields 2.
+    max_depth: int = 64
+    # Characters in any one text of a row (a question, an option, an id, a key).
+    max_text_chars: int = 1_000_000
+    # Bytes in one JSONL line (its newline not counted); a longer line is not read into memory.
+    max_row_bytes: int = 64 * 2**20
+
+
+DEFAULT_LIMITS = LoadLimits()
+# For files read outside a suite's load (prediction files): a model's reply may be any length.
+READ_LIMITS = replace(DEFAULT_LIMITS, max_text_chars=sys.maxsize)
+LIMIT_OPTIONS: tuple[str, ...] = tuple(f.name for f in fields(LoadLimits))
+
+
+def take_limits(
+    suite: str, options: dict[str, Any], default: LoadLimits = DEFAULT_LIMITS
+) -> LoadLimits:
+    """The limits a suite's `options` set (over `default`), removed from `options`; a value that
+    is not a positive integer (or a max_depth over MAX_DEPTH_CEILING) is a ValueError naming
+    the suite and the option."""
+    given: dict[str, int] = {}
+    for name in LIMIT_OPTIONS:
+        if name not in options:
+            continue
+        value = options.pop(name)
+        ceiling = MAX_DEPTH_CEILING if name == "max_depth" else None
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int)
+            or value < 1
+            or (ceiling is not None and value > ceiling)
+        ):
+            bound = f" up to {ceiling}" if ceiling is not None else ""
+            raise ValueError(
+                f"suite {suite!r}: option {name} must be a positive integer{bound}, got {value!r}"
+            )
+        given[name] = value
+    return replace(default, **given)
+
+
+def _field_name(key: Any) -> str:
+    """A key as a field name in a message: long or odd keys shortened and quoted."""
+    text = str(key)
+    if text and len(text) <= 60 and text.isprintable():
+        return text
+    return repr(text[:40]) + "..."
+
+
+def _text_problem(text: str, limits: LoadLimits) -> str | None:
+    if len(text) > limits.max_text_chars:
+        return (
+            f"text of {len(text):,} characters, over the limit of {limits.max_text_chars:,} "
+            "(suite option max_text_chars)"
+        )
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return f"holds a lone surrogate ({text[exc.start]!r}), which is not text"
+    return None
+
+
+def limit_problem(row: Mapping[Any, Any], limits: LoadLimits) -> tuple[str, str] | None:
+    """(field, why) for the first value of `row` beyond `limits` (in field order), else None.
+
+    The field is a path into the row (`options.A`, `choice[2]`); for a row nested too deeply,
+    its top-level field. Walked without recursion, so any depth Python's JSON reader returns is
+    checked. Bytes (Parquet's embedded images) are not text and are not measured."""
+    stack: list[tuple[Any, str, str, int]] = []
+    for key in reversed(list(row)):
+        name = _field_name(key)
+        if isinstance(key, str) and (problem := _text_problem(key, limits)):
+            return name, f"the key: {problem}"
+        stack.append((row[key], name, name, 2))
+    while stack:
+        value, path, top, depth = stack.pop()
+        if isinstance(value, str):
+            if problem := _text_problem(value, limits):
+                return path, problem
+        elif isinstance(value, dict | list | tuple):
+            if depth > limits.max_depth:
+                return top, f"nested deeper than {limits.max_depth} levels (suite option max_depth)"
+            if isinstance(value, dict):
+                for key in reversed(list(value)):
+                    name = f"{path}.{_field_name(key)}"
+                    if isinstance(key, str) and (problem := _text_problem(key, limits)):
+                        return name, f"the key: {problem}"
+                    stack.append((value[key], name, top, depth + 1))
+            else:
+                for index in range(len(value) - 1, -1, -1):
+                    stack.append((value[index], f"{path}[{index}]", top, depth + 1))
+    return None
+
+
+def checked_row(
+    row: dict[str, Any], limits: LoadLimits, file: Path, line: int | None
+) -> dict[str, Any] | ItemError:
+    """`row` when it is within `limits`, else the ItemError naming file, line, field and item."""
+    found = limit_problem(row, limits)
+    if found is None:
+        return row
+    field_name, message = found
+    return ItemError(ItemProblem(str(file), line, field_name, message, _row_id(row, field_name)))
+
+
+def _row_id(row: Mapping[str, Any], bad_field: str | None) -> str | None:
+    """The row's `id` for a message, when it is a short text and not the field at fault."""
+    raw_id = row.get("id")
+    if not isinstance(raw_id, str) or not raw_id or len(raw_id) > 200:
+        return None
+    if bad_field is not None and bad_field.split(".")[0].split("[")[0] == "id":
+        return None
+    return raw_id if _text_problem(raw_id, DEFAULT_LIMITS) is None else None
+
+
+def parse_json(text: str, limits: LoadLimits) -> tuple[Any, str | None]:
+    """(value, None) for JSON text, or (None, why not): not JSON, nested too deeply for Python's
+    reader, or an integer too long to convert. Never raises for any text."""
+    try:
+        return json.loads(text), None
+    except json.JSONDecodeError as exc:
+        return None, f"not JSON: {exc}"
+    except RecursionError:
+        return None, f"nested deeper than {limits.max_depth} levels (suite option max_depth)"
+    except ValueError as exc:
+        # Python refuses integers of more than 4,300 digits (sys.get_int_max_str_digits).
+        if "integer string conversion" in str(exc):
+            return None, "a number too large (an integer of more than 4,300 digits)"
+        return None, f"not JSON: {exc}"
 
 
 @dataclass
@@ -44,19 +196,50 @@ def describe_unknown_fields(unknown: Mapping[str, Mapping[str, int]]) -> str:
     return "; ".join(parts)
 
 
-def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any] | ItemError]]:
+def is_file(path: Path) -> bool:
+    """Whether `path` is a regular file. False, not an error, for a path the system cannot look
+    up at all (a name too long, a NUL byte, a loop), for which `Path.is_file` raises."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def read_jsonl(
+    path: Path, limits: LoadLimits = READ_LIMITS
+) -> Iterator[tuple[int, dict[str, Any] | ItemError]]:
     """Yield (line number, row) for each non-blank line; a broken line yields an ItemError.
 
     Lines are decoded one by one, so a line that is not UTF-8 is one bad row, not the end of
-    the file."""
+    the file; a line beyond `limits` is one bad row too (a too-long one is skipped, not read
+    into memory)."""
     try:
         handle = path.open("rb")
     except OSError as exc:
         raise SuiteSourceError(f"{path}: cannot read: {exc.strerror or exc}") from None
     with handle:
         offset = 0
-        for number, raw in enumerate(handle, start=1):
+        number = 0
+        while True:
+            raw = _read_line(handle, path, limits.max_row_bytes + 1)
+            if not raw:
+                return
+            number += 1
             start, offset = offset, offset + len(raw)
+            length = len(raw) - int(raw.endswith(b"\n"))
+            if length > limits.max_row_bytes:
+                while not raw.endswith(b"\n"):
+                    raw = _read_line(handle, path, _SKIP_CHUNK)
+                    if not raw:
+                        break
+                    offset += len(raw)
+                    length += len(raw) - int(raw.endswith(b"\n"))
+                message = (
+                    f"line of {length:,} bytes, over the limit of {limits.max_row_bytes:,} "
+                    "(suite option max_row_bytes)"
+                )
+                yield number, ItemError(ItemProblem(str(path), number, None, message))
+                continue
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
@@ -64,10 +247,9 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any] | ItemError]]:
                 continue
             if not line.strip():
                 continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                yield number, ItemError(ItemProblem(str(path), number, None, f"not JSON: {exc}"))
+            row, why = parse_json(line, limits)
+            if why is not None:
+                yield number, ItemError(ItemProblem(str(path), number, None, why))
                 continue
             if not isinstance(row, dict):
                 yield (
@@ -75,7 +257,14 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any] | ItemError]]:
                     ItemError(ItemProblem(str(path), number, None, "row is not a JSON object")),
                 )
                 continue
-            yield number, row
+            yield number, checked_row(row, limits, path, number)
+
+
+def _read_line(handle: Any, path: Path, size: int) -> bytes:
+    try:
+        return handle.readline(size)
+    except OSError as exc:
+        raise SuiteSourceError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
 def _not_utf8(
@@ -87,12 +276,9 @@ def _not_utf8(
         f"not UTF-8: {bad!r} at byte {exc.start} of the line "
         f"(byte {start + exc.start} of the file): {exc.reason}"
     )
-    try:
-        row = json.loads(raw.decode("utf-8", errors="replace"))
-    except json.JSONDecodeError:
-        row = None
+    row, _ = parse_json(raw.decode("utf-8", errors="replace"), DEFAULT_LIMITS)
     item_id = field_name = None
-    if isinstance(row, dict):
+    if isinstance(row, dict) and limit_problem(row, DEFAULT_LIMITS) is None:
         field_name = next(
             (
                 key

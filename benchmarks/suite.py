@@ -15,7 +15,13 @@ from roadeval.benchmarks.errors import BadItemPolicy
 from roadeval.benchmarks.generation import GenerationSettings
 from roadeval.benchmarks.item import Item, MediaKind
 from roadeval.benchmarks.judging import Judge, JudgeReply, JudgeRequest
-from roadeval.benchmarks.loading import LoadReport
+from roadeval.benchmarks.loading import (
+    DEFAULT_LIMITS,
+    LIMIT_OPTIONS,
+    LoadLimits,
+    LoadReport,
+    take_limits,
+)
 from roadeval.benchmarks.messages import ImageRef, Message, encode_messages
 from roadeval.benchmarks.output import ModelOutput
 from roadeval.benchmarks.quality_report import QualityReport
@@ -134,12 +140,20 @@ class Suite(ABC):
     # The suite's own store tables, name -> record (a frozen dataclass, as in `storage.records`):
     # registered with the suite (`register_suite`), filled by `extra_tables`.
     tables: ClassVar[Mapping[str, type[Any]]] = {}
+    # What one row of the suite's source may hold (depth, text, line size; see `loading`): the
+    # suite's defaults, which the options `max_depth`, `max_text_chars` and `max_row_bytes` set
+    # for one instance (`limits`; every suite takes them, through `take_limits`).
+    default_limits: ClassVar[LoadLimits] = DEFAULT_LIMITS
+    limits: LoadLimits = DEFAULT_LIMITS
 
     def __init__(self, **options: Any) -> None:
-        """Suites with settings (from the panel's `options:`) override this and validate them."""
+        """Suites with settings (from the panel's `options:`) override this and validate them
+        (the limits options with `take_limits`)."""
+        self.limits = take_limits(self.name, options, self.default_limits)
         if options:
             raise ValueError(
-                f"suite {self.name!r} takes no options, got: {', '.join(sorted(options))}"
+                f"suite {self.name!r} takes no options but its own and the loading limits "
+                f"({', '.join(LIMIT_OPTIONS)}), got: {', '.join(sorted(options))}"
             )
 
     def options(self) -> dict[str, Any]:

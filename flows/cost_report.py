@@ -12,7 +12,7 @@ from roadeval.storage.store import Store
 
 _SQL = """
 select model, suite, role,
-       count(*) filter (where not cached) as requests,
+       count(*) filter (where not cached and try_number > 0) as requests,
        count(*) filter (where cached) as reused,
        coalesce(sum(tokens_in) filter (where not cached), 0) as tokens_in,
        coalesce(sum(tokens_out) filter (where not cached), 0) as tokens_out,

@@ -6,9 +6,17 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from roadeval.benchmarks.errors import BadItemPolicy, UnknownFieldPolicy
+from roadeval.storage.store import store_uri_problem
 from roadeval.tasks.render.cluster import RenderConfig, RenderEngine
 from roadeval.tasks.requests.model_spec import JudgeSpec, ModelSpec
 from roadeval.tasks.shard.remote_scoring import ScoringConfig, ScoringEngine
@@ -27,6 +35,14 @@ class SuiteEntry(BaseModel):
     on_bad_item: BadItemPolicy = BadItemPolicy.ERROR
     # Rows with fields the release does not define: reported (warn) or refused (error).
     unknown_fields: UnknownFieldPolicy = UnknownFieldPolicy.WARN
+
+    @field_validator("source")
+    @classmethod
+    def _source_is_a_path(cls, value: str | None) -> str | None:
+        # An empty path would read as '.', the panel file's own folder.
+        if value is not None and not value.strip():
+            raise ValueError("is empty: give the release's folder or file (or 'demo: true')")
+        return value
 
     @model_validator(mode="after")
     def _one_source(self) -> SuiteEntry:
@@ -57,6 +73,13 @@ class Panel(BaseModel):
     render: RenderConfig = Field(default_factory=RenderConfig)
     # Where relative sources are resolved; set from the file's folder when loaded from a file.
     base_dir: str = "."
+
+    @field_validator("store")
+    @classmethod
+    def _store_is_a_store(cls, value: str | None) -> str | None:
+        if value is not None and (problem := store_uri_problem(value)) is not None:
+            raise ValueError(problem)
+        return value
 
     @model_validator(mode="after")
     def _unique_names(self) -> Panel:
@@ -107,6 +130,9 @@ def _describe(exc: ValidationError, data: dict[str, Any]) -> str:
         message = error["msg"]
         if error["type"] == "extra_forbidden":
             message = "unknown key"
+        elif error["type"] == "value_error":
+            # pydantic's "Value error, " says nothing the message after it does not.
+            message = message.removeprefix("Value error, ")
         lines.append(f"{field}: {message}")
     return "; ".join(lines)
 

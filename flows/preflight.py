@@ -20,7 +20,8 @@ def check_before_run(panel: Panel, store_uri: str | None) -> Store:
     check_batch_models(list(panel.all_models))
     if panel.budget_usd is not None and (problems := budget_problems(panel.all_models)):
         raise ValueError("; ".join(problems))
-    store = open_store(store_uri or panel.store)
+    # `--store ''` is refused by open_store, not taken for "no --store".
+    store = open_store(store_uri if store_uri is not None else panel.store)
     store.probe_writable()
     missing = [message for spec in panel.all_models if (message := spec.missing_key)]
     if missing:

@@ -316,16 +316,44 @@ def describe_store_error(uri: str, exc: BaseException) -> str:
 
 
 DEFAULT_STORE = "./roadeval-data"
+STORE_VARIABLE = "ROADEVAL_STORE"
+
+
+def store_uri_problem(uri: str) -> str | None:
+    """Why `uri` names no store (empty, no bucket, no path, an unknown scheme), or None. The
+    one check of a store URI, wherever it comes from: `--store`, `ROADEVAL_STORE`, a panel's
+    `store`, a caller of `open_store`."""
+    if not uri.strip():
+        return (
+            "the store is empty: give a folder or s3://bucket/prefix (or leave it unset for "
+            f"{STORE_VARIABLE}, else {DEFAULT_STORE})"
+        )
+    if "\x00" in uri:
+        return f"store URI {uri!r} holds a NUL character"
+    if uri.startswith("s3://"):
+        if not urlparse(uri).netloc:
+            return f"store URI {uri!r} names no bucket"
+        return None
+    if "://" in uri and not uri.startswith("file://"):
+        return f"store URI {uri!r}: only a folder or s3://bucket/prefix is supported"
+    if not uri.removeprefix("file://").strip():
+        return f"store URI {uri!r} names no folder"
+    return None
 
 
 def open_store(uri: str | None = None) -> Store:
-    """`s3://bucket/prefix` or a folder path; default `ROADEVAL_STORE`, else ./roadeval-data."""
-    uri = uri or os.environ.get("ROADEVAL_STORE") or DEFAULT_STORE
+    """`s3://bucket/prefix` or a folder path; None: `ROADEVAL_STORE`, else ./roadeval-data.
+
+    An empty store (`--store ''`, `ROADEVAL_STORE=''`, a panel's `store: ''`) is a ValueError,
+    never the default in disguise."""
+    if uri is None:
+        configured = os.environ.get(STORE_VARIABLE)
+        if configured is not None and (problem := store_uri_problem(configured)):
+            raise ValueError(f"{STORE_VARIABLE}: {problem}")
+        uri = DEFAULT_STORE if configured is None else configured
+    if (problem := store_uri_problem(uri)) is not None:
+        raise ValueError(problem)
     if uri.startswith("s3://"):
         parsed = urlparse(uri)
-        if not parsed.netloc:
-            raise ValueError(f"store URI {uri!r} names no bucket")
         return S3Store(parsed.netloc, parsed.path)
-    if "://" in uri and not uri.startswith("file://"):
-        raise ValueError(f"store URI {uri!r}: only a folder or s3://bucket/prefix is supported")
     return LocalStore(Path(uri.removeprefix("file://")))

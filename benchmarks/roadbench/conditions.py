@@ -6,14 +6,20 @@ from __future__ import annotations
 from pathlib import Path
 
 from roadeval.benchmarks.errors import BadItemPolicy, ItemError, ItemProblem
-from roadeval.benchmarks.loading import LoadReport, read_jsonl, require
+from roadeval.benchmarks.loading import (
+    DEFAULT_LIMITS,
+    LoadLimits,
+    LoadReport,
+    read_jsonl,
+    require,
+)
 from roadeval.benchmarks.roadbench.layout import EXTRA_LABEL_FIELDS, EXTRA_LABEL_FILE
 
 CONDITION_SEPARATOR = "|"
 
 
 def read_conditions(
-    labels: Path, policy: BadItemPolicy, report: LoadReport
+    labels: Path, policy: BadItemPolicy, report: LoadReport, limits: LoadLimits = DEFAULT_LIMITS
 ) -> dict[str, str] | None:
     """id -> sorted conditions joined by "|", from the file beside `labels`; None without one.
 
@@ -24,7 +30,7 @@ def read_conditions(
     if not path.is_file():
         return None
     found: dict[str, str] = {}
-    for line, row in read_jsonl(path):
+    for line, row in read_jsonl(path, limits):
         try:
             if isinstance(row, ItemError):
                 raise row

@@ -9,7 +9,7 @@ from typing import Any
 
 from roadeval.benchmarks.errors import BadItemPolicy
 from roadeval.benchmarks.item import AnswerKind, Item, Media
-from roadeval.benchmarks.loading import LoadReport, collect, read_jsonl
+from roadeval.benchmarks.loading import DEFAULT_LIMITS, LoadLimits, LoadReport, collect, read_jsonl
 from roadeval.benchmarks.roadbench import prompt
 from roadeval.benchmarks.roadbench.conditions import read_conditions
 from roadeval.benchmarks.roadbench.images import checked_image
@@ -155,11 +155,15 @@ class ItemFactory:
         return [self.item("6", item_id, prompt.fpv_road_type_prompt(), gold, media, size)]
 
 
-def load_items(source: Path, suite_version: str, policy: BadItemPolicy) -> LoadReport:
+def load_items(
+    source: Path, suite_version: str, policy: BadItemPolicy, limits: LoadLimits = DEFAULT_LIMITS
+) -> LoadReport:
     """Every item of the folders present under `source`, in file order, task by task."""
     report = LoadReport()
     for folder, labels in label_files(source).items():
-        conditions = read_conditions(labels, policy, report) if folder == "task_4_5" else None
+        conditions = None
+        if folder == "task_4_5":
+            conditions = read_conditions(labels, policy, report, limits)
         factory = ItemFactory(labels, suite_version, conditions)
         builders: dict[str, Builder] = {
             "task_1_2": factory.bev_lanes,
@@ -167,7 +171,7 @@ def load_items(source: Path, suite_version: str, policy: BadItemPolicy) -> LoadR
             "task_4_5": factory.fpv_lanes,
             "task_6": factory.road_type,
         }
-        rows = read_jsonl(labels)
+        rows = read_jsonl(labels, limits)
         collect(
             rows, builders[folder], policy, report, file=labels, known_fields=LABEL_FIELDS[folder]
         )

@@ -57,7 +57,7 @@ class RoadBenchSuite(Suite):
     predictions_request: ClassVar[type[PredictionsRequest]] = RoadBenchPredictions
 
     def load(self, source: Path, *, on_bad_item: BadItemPolicy = BadItemPolicy.ERROR) -> LoadReport:
-        return load_items(Path(source), SUITE_VERSION, on_bad_item)
+        return load_items(Path(source), SUITE_VERSION, on_bad_item, self.limits)
 
     def render(self, item: Item) -> tuple[ImageRef, ...]:
         """BEV images with the reference line drawn on, FPV images as they are (PNG)."""

@@ -52,9 +52,16 @@ class FrameFinder:
     _groups: dict[Path, dict[str, Any]] = field(default_factory=dict)
 
     def frames(self, row: TaskRow) -> tuple[Media, ...]:
-        paths, where = (
-            self._waymo_paths(row) if self.split is Split.WAYMO else self._nuscenes_paths(row)
-        )
+        waymo = self.split is Split.WAYMO
+        try:
+            paths, where = self._waymo_paths(row) if waymo else self._nuscenes_paths(row)
+        except ItemError:
+            raise
+        except (OSError, ValueError) as exc:
+            # A name no system call takes (too long, a NUL byte) where the frames are looked up.
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            field = "image_paths" if waymo else "scene_id"
+            self._fail(row, field, f"the frames cannot be looked up: {reason}")
         return tuple(self._checked(row, path, index, where) for index, path in enumerate(paths))
 
     def _waymo_paths(self, row: TaskRow) -> tuple[list[Path], str]:
@@ -113,7 +120,8 @@ class FrameFinder:
         if path not in self._groups:
             try:
                 payload = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            # ValueError: not UTF-8, not JSON, or an integer too long; RecursionError: too deep.
+            except (OSError, ValueError, RecursionError) as exc:
                 self._fail(row, "source_group_file", f"{path}: unreadable: {exc}")
             if not isinstance(payload, dict):
                 self._fail(row, "source_group_file", f"{path}: not a JSON object")

@@ -15,9 +15,15 @@ from typing import Any
 
 from roadeval.benchmarks.errors import BadItemPolicy, ItemError, ItemProblem
 from roadeval.benchmarks.item import AnswerKind, Item
-from roadeval.benchmarks.loading import LoadReport, collect
+from roadeval.benchmarks.loading import DEFAULT_LIMITS, LoadLimits, LoadReport, collect
 from roadeval.benchmarks.stride.frames import FrameFinder
-from roadeval.benchmarks.stride.rows import ROW_FIELDS, QuestionsFile, RowReader, read_questions
+from roadeval.benchmarks.stride.rows import (
+    ROW_FIELDS,
+    OverLimitRow,
+    QuestionsFile,
+    RowReader,
+    read_questions,
+)
 from roadeval.benchmarks.stride.tasks import SUITE_NAME, Kind
 
 ANSWER_KINDS = {
@@ -60,9 +66,13 @@ def _bbox(reader: RowReader, row: dict[str, Any], item_id: str) -> list[float] |
 
 
 def load_items(
-    source: Path, *, images: str | Path | None, policy: BadItemPolicy = BadItemPolicy.ERROR
+    source: Path,
+    *,
+    images: str | Path | None,
+    policy: BadItemPolicy = BadItemPolicy.ERROR,
+    limits: LoadLimits = DEFAULT_LIMITS,
 ) -> LoadReport:
-    questions = read_questions(source)
+    questions = read_questions(source, limits)
     reader = RowReader(questions)
     finder = FrameFinder(questions.path, image_root_for(questions.path, images), questions.split)
     version = suite_version(questions)
@@ -72,10 +82,12 @@ def load_items(
         for index, row in enumerate(questions.tasks):
             if isinstance(row, dict):
                 yield index, row
-            else:
-                message = "task row is not a JSON object"
-                problem = ItemProblem(str(questions.path), None, None, message, reader.ids[index])
-                yield index, ItemError(problem)
+                continue
+            field, message = None, "task row is not a JSON object"
+            if isinstance(row, OverLimitRow):
+                field, message = row.field, row.message
+            problem = ItemProblem(str(questions.path), None, field, message, reader.ids[index])
+            yield index, ItemError(problem)
 
     def build(index: int, row: dict[str, Any]) -> Item:
         task = reader.read(index)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from roadeval.benchmarks.errors import ItemError, ItemProblem, SuiteSourceError
+from roadeval.benchmarks.loading import DEFAULT_LIMITS, LoadLimits, limit_problem, parse_json
 from roadeval.benchmarks.stride.mcq import gold_letter
 from roadeval.benchmarks.stride.tasks import (
     QUESTION_FORMATS,
@@ -53,6 +54,15 @@ EXPECTED_SCORING_TYPE = {
     Kind.JUDGED: "open_oeq_text",
     Kind.OPEN_UNJUDGED: "open_oeq_text",
 }
+
+
+@dataclass(frozen=True)
+class OverLimitRow:
+    """In a QuestionsFile's `tasks`, in place of a row beyond the load limits (`loading`): the
+    field at fault and why. It has no id fields, so nothing reads the row itself."""
+
+    field: str
+    message: str
 
 
 @dataclass(frozen=True)
@@ -103,21 +113,36 @@ def questions_path(source: Path) -> Path:
     return source.absolute()
 
 
-def read_questions(source: Path) -> QuestionsFile:
-    """The file's meta, task rows and split; a file that is not the release's layout is refused."""
+def read_questions(source: Path, limits: LoadLimits = DEFAULT_LIMITS) -> QuestionsFile:
+    """The file's meta, task rows and split; a file that is not the release's layout is refused.
+
+    Each task row is held to `limits` (`loading.LoadLimits`, the row object being level 1): a
+    row beyond them is an `OverLimitRow` in `tasks`, one bad row; `meta` beyond them, or a file
+    too deep for Python's JSON reader at all, refuses the file."""
     path = questions_path(source)
     try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
+        raw = path.read_bytes()
     except OSError as exc:
         raise SuiteSourceError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except MemoryError:
+        raise SuiteSourceError(f"{path}: too large to read into memory") from None
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SuiteSourceError(f"{path}: not UTF-8 at byte {exc.start}") from None
-    except json.JSONDecodeError as exc:
-        raise SuiteSourceError(f"{path}: not JSON: {exc}") from None
+    payload, why = parse_json(text, limits)
+    if why is not None:
+        raise SuiteSourceError(f"{path}: {why}")
     if not isinstance(payload, dict) or not isinstance(payload.get("tasks"), list):
         raise SuiteSourceError(f"{path}: expected a JSON object with a top-level 'tasks' list")
     meta: dict[str, Any] = payload["meta"] if isinstance(payload.get("meta"), dict) else {}
-    return QuestionsFile(path, meta, payload["tasks"], detect_split(meta, payload["tasks"]))
+    if (found := limit_problem(meta, limits)) is not None:
+        raise SuiteSourceError(f"{path}: meta.{found[0]}: {found[1]}")
+    tasks: list[Any] = []
+    for row in payload["tasks"]:
+        found = limit_problem(row, limits) if isinstance(row, dict) else None
+        tasks.append(row if found is None else OverLimitRow(*found))
+    return QuestionsFile(path, meta, tasks, detect_split(meta, tasks))
 
 
 def detect_split(meta: dict[str, Any], tasks: list[Any]) -> Split:
@@ -181,6 +206,8 @@ class RowReader:
     def read(self, index: int) -> TaskRow:
         row = self.questions.tasks[index]
         item_id = self.ids[index]
+        if isinstance(row, OverLimitRow):
+            self._fail(item_id, row.field, row.message)
         if not isinstance(row, dict):
             self._fail(item_id, None, "task row is not a JSON object")
         if index in self.repeats:

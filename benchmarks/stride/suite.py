@@ -70,7 +70,7 @@ class StrideSuite(Suite):
         return {"images": self.images}
 
     def load(self, source: Path, *, on_bad_item: BadItemPolicy = BadItemPolicy.ERROR) -> LoadReport:
-        return load_items(Path(source), images=self.images, policy=on_bad_item)
+        return load_items(Path(source), images=self.images, policy=on_bad_item, limits=self.limits)
 
     def render(self, item: Item) -> tuple[ImageRef, ...]:
         """The frames re-encoded as the release's runner sends them, the Waymo box drawn."""

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from roadeval.benchmarks.errors import BadItemPolicy
 from roadeval.benchmarks.item import AnswerKind, Item
-from roadeval.benchmarks.loading import LoadReport, collect
+from roadeval.benchmarks.loading import DEFAULT_LIMITS, LoadLimits, LoadReport, collect
 from roadeval.benchmarks.tbbench.frames import row_frames
 from roadeval.benchmarks.tbbench.keywords import ORIENTATION
 from roadeval.benchmarks.tbbench.prompt import asks_format_only
@@ -34,7 +34,12 @@ def gold_kind(spec: TaskSpec, solution: str) -> str:
 
 
 def load_items(
-    source: Path, *, suite_version: str, policy: BadItemPolicy, add_choices: bool
+    source: Path,
+    *,
+    suite_version: str,
+    policy: BadItemPolicy,
+    add_choices: bool,
+    limits: LoadLimits = DEFAULT_LIMITS,
 ) -> LoadReport:
     """Every row of every file under `source`; bad rows raise (ERROR) or are reported (SKIP)."""
     found = find_source_files(source)
@@ -45,7 +50,7 @@ def load_items(
         def build(line: int, row: Row, path: Path = path) -> Item:
             return _build_item(path, line, row, ids, found.layout, suite_version, add_choices)
 
-        rows = iter_rows(path, found.layout)
+        rows = iter_rows(path, found.layout, limits=limits)
         collect(rows, build, policy, report, file=path, known_fields=ROW_FIELDS)
     return report
 

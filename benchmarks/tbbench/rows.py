@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from roadeval.benchmarks.errors import ItemError, ItemProblem, SuiteSourceError
-from roadeval.benchmarks.loading import read_jsonl
+from roadeval.benchmarks.loading import READ_LIMITS, LoadLimits, checked_row, read_jsonl
 from roadeval.benchmarks.tbbench.tasks import TaskSpec, find_task
 
 Row = dict[str, Any]
@@ -63,11 +63,15 @@ def find_source_files(source: Path) -> SourceFiles:
 
 
 def iter_rows(
-    path: Path, layout: Layout, columns: Sequence[str] | None = None
+    path: Path,
+    layout: Layout,
+    columns: Sequence[str] | None = None,
+    limits: LoadLimits = READ_LIMITS,
 ) -> Iterator[tuple[int, Row | ItemError]]:
-    """(row number from 1, row) for each row; `columns` limits what Parquet decodes."""
+    """(row number from 1, row) for each row; `columns` limits what Parquet decodes. A row
+    beyond `limits` (`loading.LoadLimits`, the same in both layouts) is an ItemError."""
     if layout is Layout.JSONL:
-        yield from read_jsonl(path)
+        yield from read_jsonl(path, limits)
         return
     try:
         parquet = pq.ParquetFile(path)
@@ -90,7 +94,7 @@ def iter_rows(
             return
         for row in rows:
             number += 1
-            yield number, row
+            yield number, checked_row(row, limits, path, number)
 
 
 def unreadable_parquet(

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 from roadeval.benchmarks.errors import BadItemPolicy
 from roadeval.benchmarks.item import Item
-from roadeval.benchmarks.loading import LoadReport
+from roadeval.benchmarks.loading import LoadReport, take_limits
 from roadeval.benchmarks.messages import ImageRef
 from roadeval.benchmarks.output import ModelOutput
 from roadeval.benchmarks.registry import register_suite
@@ -37,6 +37,7 @@ class TBBenchSuite(Suite):
     slice_metrics: ClassVar[tuple[str, ...]] = ("correct",)
 
     def __init__(self, **options: Any) -> None:
+        self.limits = take_limits(self.name, options, self.default_limits)
         add_choices = options.pop("add_choices", False)
         if options:
             raise ValueError(f"suite {self.name!r} has no option(s): {', '.join(sorted(options))}")
@@ -51,7 +52,11 @@ class TBBenchSuite(Suite):
 
     def load(self, source: Path, *, on_bad_item: BadItemPolicy = BadItemPolicy.ERROR) -> LoadReport:
         return load_items(
-            source, suite_version=SUITE_VERSION, policy=on_bad_item, add_choices=self.add_choices
+            source,
+            suite_version=SUITE_VERSION,
+            policy=on_bad_item,
+            add_choices=self.add_choices,
+            limits=self.limits,
         )
 
     def prompt(self, item: Item, images: Sequence[ImageRef]) -> list[Message]:

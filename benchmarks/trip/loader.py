@@ -15,7 +15,15 @@ from typing import Any, NoReturn
 from roadeval.benchmarks.errors import BadItemPolicy, ItemError, ItemProblem, SuiteSourceError
 from roadeval.benchmarks.image_check import NotAnImageError, image_media
 from roadeval.benchmarks.item import AnswerKind, Item, Media, MediaKind
-from roadeval.benchmarks.loading import LoadReport, collect, read_jsonl, require
+from roadeval.benchmarks.loading import (
+    DEFAULT_LIMITS,
+    LoadLimits,
+    LoadReport,
+    collect,
+    is_file,
+    read_jsonl,
+    require,
+)
 from roadeval.benchmarks.pointcloud import POINT_CLOUD_SUFFIXES
 from roadeval.benchmarks.trip.taxonomy import (
     BEV_ROLE,
@@ -60,12 +68,17 @@ def suite_version(items_file: Path) -> str:
     return "sha256:" + hashlib.sha256(items_file.read_bytes()).hexdigest()[:16]
 
 
-def load_items(source: Path, policy: BadItemPolicy = BadItemPolicy.ERROR) -> LoadReport:
+def load_items(
+    source: Path,
+    policy: BadItemPolicy = BadItemPolicy.ERROR,
+    limits: LoadLimits = DEFAULT_LIMITS,
+) -> LoadReport:
     """Load every row of the source's items file; see the module docstring for the checks."""
     path = items_path(Path(source))
     builder = _RowBuilder(path, suite_version(path))
     report = LoadReport()
-    collect(read_jsonl(path), builder.build, policy, report, file=path, known_fields=ROW_FIELDS)
+    rows = read_jsonl(path, limits)
+    collect(rows, builder.build, policy, report, file=path, known_fields=ROW_FIELDS)
     return report
 
 
@@ -181,7 +194,7 @@ class _RowBuilder:
     def _file(self, row: dict[str, Any], field: str, line: int, item_id: str) -> Path:
         name = _text(row, field, self.path, line)
         path = self.path.parent / name
-        if not path.is_file():
+        if not is_file(path):
             self._fail(line, field, f"file not found: {path}", item_id)
         return path
 

@@ -73,7 +73,7 @@ class TripSuite(Suite):
         return {"abnormal_rule": self.abnormal_rule.value, "point_cloud_frame": frame}
 
     def load(self, source: Path, *, on_bad_item: BadItemPolicy = BadItemPolicy.ERROR) -> LoadReport:
-        return load_items(Path(source), on_bad_item)
+        return load_items(Path(source), on_bad_item, self.limits)
 
     def draw_job(self, item: Item) -> DrawJob | None:
         """A point-cloud item's scan, drawn as the protocol's BEV and front views."""

@@ -8,6 +8,7 @@ from pathlib import Path
 from roadeval.benchmarks.errors import ItemError, ItemProblem
 from roadeval.benchmarks.image_check import NotAnImageError, image_media
 from roadeval.benchmarks.item import Media, MediaKind
+from roadeval.benchmarks.loading import is_file
 from roadeval.benchmarks.v2xqa.rows import AnnotationRow
 from roadeval.benchmarks.v2xqa.tasks import VIEW_IMAGES, ImageSide
 
@@ -19,7 +20,7 @@ def find_image(root: Path, image_id: str) -> Path | None:
     """`root/<image_id><ext>` for the first extension that exists (case as released)."""
     for ext in IMAGE_EXTENSIONS:
         path = root / f"{image_id}{ext}"
-        if path.is_file():
+        if is_file(path):
             return path
     return None
 

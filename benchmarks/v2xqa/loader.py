@@ -8,7 +8,7 @@ from typing import Any
 
 from roadeval.benchmarks.errors import BadItemPolicy
 from roadeval.benchmarks.item import AnswerKind, Item, Media
-from roadeval.benchmarks.loading import LoadReport, collect, read_jsonl
+from roadeval.benchmarks.loading import DEFAULT_LIMITS, LoadLimits, LoadReport, collect, read_jsonl
 from roadeval.benchmarks.v2xqa.images import row_media
 from roadeval.benchmarks.v2xqa.options import SuiteOptions
 from roadeval.benchmarks.v2xqa.rows import ROW_FIELDS, AnnotationRow, RowChecker, annotation_files
@@ -19,7 +19,10 @@ SUITE_VERSION = "release-ee2e9fe"
 
 
 def load_items(
-    source: Path, options: SuiteOptions, policy: BadItemPolicy = BadItemPolicy.ERROR
+    source: Path,
+    options: SuiteOptions,
+    policy: BadItemPolicy = BadItemPolicy.ERROR,
+    limits: LoadLimits = DEFAULT_LIMITS,
 ) -> LoadReport:
     """Every row of every annotation file under `source`, with its images."""
     source = Path(source).absolute()
@@ -32,7 +35,8 @@ def load_items(
             checked = checker.check(path, line, row)
             return make_item(checked, row_media(path, line, checked, roots))
 
-        collect(read_jsonl(path), build, policy, report, file=path, known_fields=ROW_FIELDS)
+        rows = read_jsonl(path, limits)
+        collect(rows, build, policy, report, file=path, known_fields=ROW_FIELDS)
     return report
 
 

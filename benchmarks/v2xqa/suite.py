@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 from roadeval.benchmarks.errors import BadItemPolicy
 from roadeval.benchmarks.generation import GenerationSettings
 from roadeval.benchmarks.item import Item
-from roadeval.benchmarks.loading import LoadReport
+from roadeval.benchmarks.loading import LoadReport, take_limits
 from roadeval.benchmarks.messages import ImageRef
 from roadeval.benchmarks.output import ModelOutput
 from roadeval.benchmarks.registry import register_suite
@@ -59,13 +59,14 @@ class V2XQASuite(Suite):
     slice_metrics: ClassVar[tuple[str, ...]] = (summary.CORRECT,)
 
     def __init__(self, **options: Any) -> None:
+        self.limits = take_limits(self.name, options, self.default_limits)
         self.settings = SuiteOptions.parse(options)
 
     def options(self) -> dict[str, Any]:
         return self.settings.as_dict()
 
     def load(self, source: Path, *, on_bad_item: BadItemPolicy = BadItemPolicy.ERROR) -> LoadReport:
-        return load_items(Path(source), self.settings, on_bad_item)
+        return load_items(Path(source), self.settings, on_bad_item, self.limits)
 
     def render(self, item: Item) -> tuple[ImageRef, ...]:
         return item_images(item, self.settings.image_max_side)

@@ -20,6 +20,7 @@ from roadeval.tasks.calls.budget import (
     Reservation,
 )
 from roadeval.tasks.calls.limits import Admission, CallLimiter
+from roadeval.tasks.calls.reachability import AuthFailed, KeyRefusals
 from roadeval.tasks.calls.stopping import StopReason, StopSignal
 from roadeval.tasks.requests.model_spec import CallMode, ModelSpec
 from roadeval.tasks.requests.pricing import max_output_tokens, prices_for
@@ -43,7 +44,10 @@ class Admitting(Protocol):
         """Whether requests reserve tokens (a budget or a tpm limit): the plan counts them."""
         ...
 
-    async def enter(self, request: ModelRequest) -> Any | None: ...
+    async def enter(self, request: ModelRequest) -> Any | None:
+        """A pass for the request, or None when the run stops first; raises OverLimit for a
+        request that can never fit, AuthFailed once the model's key is declared refused."""
+        ...
 
     def leave(
         self,
@@ -53,7 +57,11 @@ class Admitting(Protocol):
         prompt_tokens: int | None = None,
         headers: Mapping[str, str] | None = None,
         retry_after_s: float | None = None,
-    ) -> None: ...
+        key_accepted: bool | None = None,
+    ) -> None:
+        """The try ended at `cost_usd`; `key_accepted` says whether the provider accepted the
+        model's key (True: it answered; False: it refused it; None: the try did not say)."""
+        ...
 
     def reserve_now(self, request: ModelRequest) -> Reservation | None: ...
 
@@ -135,6 +143,8 @@ class Gate:
         self.stop = stop
         self.budget = budget if budget is not None and budget.capped else None
         self.limiter = CallLimiter(spec.max_concurrency, spec.rpm, spec.tpm)
+        # Whether the model's key is refused, counted over every caller of the model in the run.
+        self.keys = KeyRefusals(spec)
 
     @property
     def counts_tokens(self) -> bool:
@@ -152,20 +162,32 @@ class Gate:
 
     async def admit(self, cost: Cost) -> Pass | None:
         """`enter` for a cost already worked out (by a caller in another process)."""
+        self._check_key()
         reservation = None
         if self.budget is not None:
             reservation = await self._reserve(cost)
             if reservation is None:
                 return None
         try:
-            admission = await self.limiter.acquire(cost.tokens, lambda: self.stop.requested)
+            admission = await self.limiter.acquire(
+                cost.tokens, lambda: self.stop.requested or self.keys.failed
+            )
         except BaseException:
             self._settle(reservation, 0.0)
             raise
+        if admission is not None and self.keys.failed:
+            # Declared while this request waited for its slot: it is not sent either.
+            self.limiter.release(admission)
+            admission = None
         if admission is None:
             self._settle(reservation, 0.0)
+            self._check_key()
             return None
         return Pass(admission, reservation, cost)
+
+    def _check_key(self) -> None:
+        if self.keys.verdict is not None:
+            raise AuthFailed(self.keys.verdict)
 
     def reserve_now(self, request: ModelRequest) -> Reservation | None:
         """Reserve without waiting (a batch about to be submitted): None when the run has no
@@ -209,8 +231,11 @@ class Gate:
         prompt_tokens: int | None = None,
         headers: Mapping[str, str] | None = None,
         retry_after_s: float | None = None,
+        key_accepted: bool | None = None,
     ) -> None:
-        """The try ended at `cost_usd` (None: unknown, e.g. a timeout a provider may bill)."""
+        """The try ended at `cost_usd` (None: unknown, e.g. a timeout a provider may bill);
+        `key_accepted`: whether the provider accepted the key (None: the try did not say)."""
+        self.keys.note(key_accepted)
         self.limiter.release(
             held.admission,
             prompt_tokens=prompt_tokens,

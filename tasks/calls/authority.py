@@ -1,8 +1,8 @@
 """The run's one authority over each model's limits and over the budget, for callers in other
 processes (the judge's Ray actor, answer workers): a small JSON-lines server on the driver's
 gateway loop that admits and settles their requests through the driver's own gates. So a model's
-limits and the run's budget hold exactly however many processes call it, and a stop reaches
-every one of them.
+limits, the run's budget and the count of a model's refused keys hold exactly however many
+processes call it, and a stop reaches every one of them.
 
 Only processes holding the run's token may speak to it; it binds 127.0.0.1 unless told to bind
 an address other machines of a cluster can reach.
@@ -29,6 +29,7 @@ from roadeval.tasks.calls.admission import (
 )
 from roadeval.tasks.calls.budget import Reservation
 from roadeval.tasks.calls.limits import OverLimit
+from roadeval.tasks.calls.reachability import AuthFailed
 from roadeval.tasks.calls.stats import CallStats
 from roadeval.tasks.calls.stopping import StopReason, StopSignal
 from roadeval.tasks.requests.model_spec import ModelSpec
@@ -153,6 +154,7 @@ class AuthorityServer:
                             prompt_tokens=message.get("prompt_tokens"),
                             headers=message.get("headers"),
                             retry_after_s=message.get("retry_after_s"),
+                            key_accepted=message.get("key_accepted"),
                         )
                 elif op == "stop":
                     self.stop.request(_reason(message))
@@ -184,6 +186,8 @@ class AuthorityServer:
             ticket = await gate.admit(cost)
         except OverLimit as exc:
             reply["over_limit"] = str(exc)
+        except AuthFailed as exc:
+            reply["auth_failed"] = str(exc)
         else:
             if ticket is not None:
                 number = id(ticket)
@@ -355,6 +359,8 @@ class RemoteGate:
             self.stop.request(_reason(reply["stop"]))
         if "over_limit" in reply:
             raise OverLimit(str(reply["over_limit"]))
+        if "auth_failed" in reply:
+            raise AuthFailed(str(reply["auth_failed"]))
         return RemotePass(int(reply["pass"])) if "pass" in reply else None
 
     def leave(
@@ -365,6 +371,7 @@ class RemoteGate:
         prompt_tokens: int | None = None,
         headers: Mapping[str, str] | None = None,
         retry_after_s: float | None = None,
+        key_accepted: bool | None = None,
     ) -> None:
         self.link.send(
             {
@@ -374,6 +381,7 @@ class RemoteGate:
                 "prompt_tokens": prompt_tokens,
                 "headers": _rate_headers(headers),
                 "retry_after_s": retry_after_s,
+                "key_accepted": key_accepted,
             }
         )
 

@@ -6,6 +6,8 @@ the exception's cause chain (aiohttp's or httpx's own errors) says which failure
 
 from __future__ import annotations
 
+import re
+
 import litellm
 
 from roadeval.tasks.requests.request import ErrorKind
@@ -45,6 +47,19 @@ RETRYABLE = {
 # Failures that say the endpoint may be gone, as opposed to busy (429) or broken (5xx).
 TRANSPORT = {ErrorKind.CONNECTION, ErrorKind.DROPPED, ErrorKind.TRUNCATED, ErrorKind.TIMEOUT}
 
+# Statuses that refuse the caller's credentials: 401 (no or a wrong key), 403 (not allowed).
+_AUTH_STATUS = {401, 403}
+# How providers word a refused key when their status says something else (a 400 from Gemini's
+# "API key not valid", OpenAI's code "invalid_api_key", Anthropic's "invalid x-api-key", ...).
+_SEP = r"[\s_-]*"
+_INVALID_KEY = re.compile(
+    rf"(invalid|incorrect|wrong|revoked|expired|unknown){_SEP}(x-)?api{_SEP}key"
+    rf"|api{_SEP}key{_SEP}(is{_SEP})?(not{_SEP}valid|invalid|revoked|expired)"
+    rf"|no{_SEP}api{_SEP}key{_SEP}provided"
+    rf"|invalid{_SEP}(authentication|auth{_SEP}token|access{_SEP}token|bearer{_SEP}token)",
+    re.IGNORECASE,
+)
+
 
 def _chain(exc: BaseException) -> list[str]:
     names: list[str] = []
@@ -74,7 +89,7 @@ def classify(exc: BaseException) -> str:
     if isinstance(exc, litellm.Timeout):
         return ErrorKind.TIMEOUT
     # A status the server sent wins over whatever failed while its error body was read.
-    if isinstance(exc, litellm.AuthenticationError | litellm.PermissionDeniedError):
+    if _refuses_key(exc):
         return ErrorKind.AUTH
     if isinstance(exc, litellm.BadRequestError | litellm.NotFoundError):
         return ErrorKind.BAD_REQUEST
@@ -89,6 +104,22 @@ def classify(exc: BaseException) -> str:
         status = getattr(exc, "status_code", None)
         return ErrorKind.SERVER if status is None or status >= 500 else ErrorKind.OTHER
     return ErrorKind.OTHER
+
+
+def _refuses_key(exc: BaseException) -> bool:
+    """Whether the provider refused the request's credentials: LiteLLM's own verdict (its
+    AuthenticationError, PermissionDeniedError), a 401 or 403 under any other class, or a
+    client error (not a 5xx, not the transport) in the words providers use for a bad key."""
+    if isinstance(exc, litellm.AuthenticationError | litellm.PermissionDeniedError):
+        return True
+    status = getattr(exc, "status_code", None)
+    if status in _AUTH_STATUS:
+        return True
+    if isinstance(status, int) and status >= 500:
+        return False
+    if isinstance(exc, litellm.APIConnectionError) or _transport_kind(exc) is not None:
+        return False
+    return _INVALID_KEY.search(str(exc)) is not None
 
 
 def retry_after_s(exc: BaseException) -> float | None:

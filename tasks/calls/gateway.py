@@ -28,7 +28,7 @@ from roadeval.tasks.calls.admission import Admitting, Gate, UnboundedCost
 from roadeval.tasks.calls.budget import Budget, Reservation
 from roadeval.tasks.calls.errors import RETRYABLE, classify, retry_after_s
 from roadeval.tasks.calls.limits import OverLimit
-from roadeval.tasks.calls.reachability import Reachability
+from roadeval.tasks.calls.reachability import NO_KEY, AuthFailed, Reachability, key_source
 from roadeval.tasks.calls.secrets import Redactor
 from roadeval.tasks.calls.stats import CallStats
 from roadeval.tasks.calls.stopping import StopReason, StopSignal
@@ -40,9 +40,6 @@ from roadeval.tasks.requests.request import ErrorKind, ModelCall, ModelRequest, 
 T = TypeVar("T")
 
 MAX_RETRY_WAIT_S = 60.0
-# Sent as the key to an endpoint that needs none: the OpenAI client insists on some key, and
-# the alternative, the environment's OPENAI_API_KEY, would hand a real key to any api_base.
-NO_KEY = "no-key"
 
 
 class _Loop:
@@ -87,7 +84,8 @@ class CallOutcome:
 
 
 class ModelClient:
-    """Calls one model. Limits, retries, reachability, deadlines and cost live here alone."""
+    """Calls one model. Limits, retries, reachability, refused keys, deadlines and cost live
+    here alone (limits, the budget and refused keys counted by the model's gate)."""
 
     def __init__(
         self,
@@ -216,6 +214,14 @@ class ModelClient:
             except OverLimit as over:
                 outcome.tries.append(self._error(request, 0, ErrorKind.OVER_LIMIT, str(over), 0.0))
                 return outcome
+            except AuthFailed as refused:
+                # The model's key was refused too often (over the whole run): not sent.
+                if self.stop.requested:
+                    outcome.stopped = True
+                else:
+                    kind = ErrorKind.AUTH_FAILED
+                    outcome.tries.append(self._error(request, 0, kind, str(refused), 0.0))
+                return outcome
             except UnboundedCost as unbounded:
                 # A panel the budget cannot cover: every request would fail alike.
                 self.stop.request(StopReason(str(unbounded), 2, "failed"))
@@ -269,6 +275,7 @@ class ModelClient:
                     prompt_tokens=output.tokens_in if output is not None else None,
                     headers=headers,
                     retry_after_s=retry_after_s(exc) if exc is not None else None,
+                    key_accepted=_key_accepted(response),
                 )
         return response, exc
 
@@ -301,8 +308,12 @@ class ModelClient:
             error = self._error(request, number, ErrorKind.INTERRUPTED, message, latency)
             return error, exc, None
         assert exc is not None
+        kind = classify(exc)
         message = f"{type(exc).__name__}: {exc}"
-        error = self._error(request, number, classify(exc), message, latency)
+        if kind == ErrorKind.AUTH:
+            # Which key was refused, by its variable: what the run's report shows to fix.
+            message = f"{message} ({key_source(self.spec)})"
+        error = self._error(request, number, kind, message, latency)
         return error, exc, _error_headers(exc)
 
     async def _sleep_unless_stopped(self, seconds: float) -> None:
@@ -396,6 +407,14 @@ def _try_cost(call: ModelCall) -> float | None:
     if call.ok:
         return call.cost_usd
     return None if call.may_be_billed else 0.0
+
+
+def _key_accepted(call: ModelCall) -> bool | None:
+    """What one try said of the model's key: accepted (the provider answered, if only with
+    nothing), refused (`auth`), or nothing (any other failure)."""
+    if call.ok or call.error_kind == ErrorKind.EMPTY:
+        return True
+    return False if call.error_kind == ErrorKind.AUTH else None
 
 
 def _error_headers(exc: BaseException) -> dict[str, str] | None:

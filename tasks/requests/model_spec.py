@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from enum import StrEnum
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -21,6 +22,42 @@ class CallMode(StrEnum):
 
 class MissingKeyError(ValueError):
     """A model's `api_key_env` names a variable that is not set."""
+
+
+# The panel's price pairs: each is given whole or not at all, for every kind of model.
+PRICE_PAIRS: tuple[tuple[str, str], ...] = (
+    ("input_cost_per_token", "output_cost_per_token"),
+    ("batch_input_cost_per_token", "batch_output_cost_per_token"),
+)
+
+
+def endpoint_problem(value: str) -> str | None:
+    """Why `value` cannot be a model's endpoint, or None: it must be an http:// or https:// URL
+    with a host and, if it names a port, one from 1 to 65535."""
+    shown = value if len(value) <= 200 else value[:200] + "..."
+    if not value.strip():
+        return (
+            "is empty: give the endpoint's http:// or https:// URL, or leave api_base out for "
+            "the provider's own"
+        )
+    if any(c.isspace() or not c.isprintable() for c in value):
+        return f"{shown!r} holds spaces or control characters; expected an http(s) URL"
+    try:
+        parts = urlsplit(value)
+    except ValueError as exc:
+        return f"{shown!r} is not a URL ({exc})"
+    if parts.scheme.lower() not in ("http", "https"):
+        what = f"its scheme is {parts.scheme!r}" if parts.scheme else "it has no scheme"
+        return f"{shown!r} is not an http:// or https:// URL ({what})"
+    if not parts.hostname:
+        return f"{shown!r} names no host"
+    try:
+        port = parts.port
+    except ValueError:
+        return f"{shown!r}: the port is not a number from 1 to 65535"
+    if port == 0:
+        return f"{shown!r}: the port is not a number from 1 to 65535"
+    return None
 
 
 class ModelSpec(BaseModel):
@@ -49,6 +86,12 @@ class ModelSpec(BaseModel):
         gt=0,
         description="declare the model unreachable after this long with only transport failures",
     )
+    auth_failed_after: int = Field(
+        default=3,
+        ge=1,
+        description="declare the model auth_failed after this many refused keys (401, 403, "
+        "invalid key) with no success between",
+    )
     retry_backoff_s: float = Field(default=1.0, ge=0)
     input_cost_per_token: float | None = Field(default=None, ge=0)
     output_cost_per_token: float | None = Field(default=None, ge=0)
@@ -70,6 +113,27 @@ class ModelSpec(BaseModel):
                 f"or '{BASELINE_PROVIDER}/{value}' for a built-in baseline"
             )
         return value
+
+    @field_validator("api_base")
+    @classmethod
+    def _is_an_endpoint(cls, value: str | None) -> str | None:
+        if value is not None and (problem := endpoint_problem(value)) is not None:
+            raise ValueError(problem)
+        return value
+
+    @model_validator(mode="after")
+    def _prices_in_pairs(self) -> ModelSpec:
+        # At load, for every model kind (baselines and judges too): one price from the panel and
+        # one from LiteLLM's map would describe no real tariff.
+        for first, second in PRICE_PAIRS:
+            values = (getattr(self, first), getattr(self, second))
+            if (values[0] is None) != (values[1] is None):
+                given, missing = (first, second) if values[0] is not None else (second, first)
+                raise ValueError(
+                    f"{given} is given but {missing} is not: prices come in pairs, give both "
+                    "or neither"
+                )
+        return self
 
     @property
     def label(self) -> str:

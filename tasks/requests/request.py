@@ -93,6 +93,7 @@ class ErrorKind:
     AUTH = "auth"
     EMPTY = "empty_response"
     UNREACHABLE = "model_unreachable"  # not sent: the model was declared unreachable
+    AUTH_FAILED = "auth_failed"  # not sent: the model's key was refused too often (see `auth`)
     OVER_LIMIT = "over_limit"  # not sent: it needs more tokens than the model's whole tpm
     INTERRUPTED = "interrupted"  # cancelled in flight because the run was stopped
     OTHER = "other"

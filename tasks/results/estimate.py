@@ -13,6 +13,11 @@ Each request is billed in full: its text by the model's tokenizer, its images by
 ask for (`max_tokens`, else the price map's `max_output_tokens`). A judge's prompt is the suite's
 own judge prompt with an empty candidate, plus the candidate's longest answer (the answering model's
 output bound). Unpriced models and unbounded outputs are reported as such, never as $0.
+
+Input tokens are counted whatever the output bound: a request with no bound on its output still
+has its prompt counted; only what depends on the bound (its output tokens, and its cost when its
+output is priced) reads unbounded. A judge asked about an answer of unbounded length counts its
+own prompt without the answer, its cost unbounded.
 """
 
 from __future__ import annotations
@@ -46,31 +51,54 @@ def _batch(spec: ModelSpec) -> bool:
     return spec.mode == CallMode.BATCH
 
 
-def _priced(spec: ModelSpec, tokens_in: int, max_out: int | None) -> WorstCase:
-    """The request's worst case; `UnboundedCost` when it is priced but its output unbounded."""
+@dataclass(frozen=True)
+class _Case:
+    """One request's figures for the estimate: its input tokens (always counted), its output
+    bound and its cost (None: unbounded, or for the cost also unpriced)."""
+
+    tokens_in: int
+    tokens_out: int | None
+    usd: float | None
+
+
+def _cost(
+    spec: ModelSpec, tokens_in: int, max_out: int | None, *, input_bounded: bool = True
+) -> _Case:
+    """The request's figures: its cost is unbounded when a priced part of it is (its output
+    with no bound, or its input when `input_bounded` is False)."""
     prices = prices_for(spec, batch=_batch(spec))
+    if prices is None:
+        return _Case(tokens_in, max_out, None)
+    if not input_bounded and prices.input > 0:
+        return _Case(tokens_in, max_out, None)
     if max_out is None:
-        if prices is not None and prices.output > 0:
-            raise UnboundedCost(
-                f"model {spec.label}: no max_tokens in its params and no max_output_tokens in "
-                "LiteLLM's price map, so a request's cost has no bound; set params.max_tokens"
-            )
-        return WorstCase(tokens_in, 0, None if prices is None else tokens_in * prices.input)
-    usd = None if prices is None else tokens_in * prices.input + max_out * prices.output
-    return WorstCase(tokens_in, max_out, usd)
+        usd = tokens_in * prices.input if prices.output == 0 else None
+        return _Case(tokens_in, None, usd)
+    return _Case(tokens_in, max_out, tokens_in * prices.input + max_out * prices.output)
+
+
+def _answer_case(spec: ModelSpec, planned: PlannedItem, attempt_index: int) -> _Case:
+    request = planned.requests[attempt_index]
+    if spec.is_baseline:
+        return _Case(0, 0, 0.0)
+    tokens_in = request.tokens_in_est
+    if tokens_in is None:
+        tokens_in = input_tokens(spec.model, request.messages, planned.prompt_tokens_est)
+    return _cost(spec, tokens_in, max_output_tokens(spec, request.params))
 
 
 def request_worst_case(spec: ModelSpec, planned: PlannedItem, attempt_index: int) -> WorstCase:
     """The most attempt `attempt_index` (from 0) of a planned item can cost: what the budget
     reserves before sending it. A baseline costs 0; `UnboundedCost` for a priced model whose
     output has no bound."""
-    request = planned.requests[attempt_index]
-    if spec.is_baseline:
-        return WorstCase(0, 0, 0.0)
-    tokens_in = request.tokens_in_est
-    if tokens_in is None:
-        tokens_in = input_tokens(spec.model, request.messages, planned.prompt_tokens_est)
-    return _priced(spec, tokens_in, max_output_tokens(spec, request.params))
+    case = _answer_case(spec, planned, attempt_index)
+    prices = prices_for(spec, batch=_batch(spec))
+    if case.tokens_out is None and prices is not None and prices.output > 0:
+        raise UnboundedCost(
+            f"model {spec.label}: no max_tokens in its params and no max_output_tokens in "
+            "LiteLLM's price map, so a request's cost has no bound; set params.max_tokens"
+        )
+    return WorstCase(case.tokens_in, case.tokens_out or 0, case.usd)
 
 
 @dataclass
@@ -87,15 +115,11 @@ class _Tally:
     expected: float | None = 0.0
     worst: float | None = 0.0
 
-    def add(self, case: WorstCase | None, *, expected: bool) -> None:
-        """Count one request still to send (`case` None: its output is unbounded)."""
+    def add(self, case: _Case, *, expected: bool) -> None:
+        """Count one request still to send: its input tokens always, its output and cost
+        unbounded (None) from the first request whose are."""
         self.requests_worst += 1
         self.requests += int(expected)
-        if case is None:
-            self.tokens_out_worst = self.worst = None
-            if expected:
-                self.tokens_out = self.expected = None
-            return
         self.tokens_in_worst += case.tokens_in
         self.tokens_out_worst = _plus(self.tokens_out_worst, case.tokens_out)
         self.worst = _plus(self.worst, case.usd)
@@ -112,29 +136,19 @@ def _plus(total: N | None, value: N | None) -> N | None:
     return None if total is None or value is None else total + value
 
 
-def _case(spec: ModelSpec, planned: PlannedItem, index: int) -> WorstCase | None:
-    try:
-        return request_worst_case(spec, planned, index)
-    except UnboundedCost:
-        return None
-
-
 def _judge_case(
     judge: ModelSpec, answerer: ModelSpec, planned: PlannedItem, preview: JudgeRequest
-) -> WorstCase | None:
-    """The judge call about one item's answer, the answer as long as it may be."""
+) -> _Case:
+    """The judge call about one item's answer, the answer as long as it may be (with no bound on
+    the answer: the judge's prompt alone is counted, and its cost is unbounded)."""
     if judge.is_baseline:
-        return WorstCase(0, 0, 0.0)
+        return _Case(0, 0, 0.0)
     last = planned.requests[-1]
     candidate = max_output_tokens(answerer, last.params)
-    if candidate is None and not answerer.is_baseline:
-        return None  # the answer, so the judge's prompt, has no bound
+    bounded = candidate is not None or answerer.is_baseline
     tokens_in = input_tokens(judge.model, preview.messages) + (candidate or 0)
     params = effective_params(preview.settings, judge.params)
-    try:
-        return _priced(judge, tokens_in, max_output_tokens(judge, params))
-    except UnboundedCost:
-        return None
+    return _cost(judge, tokens_in, max_output_tokens(judge, params), input_bounded=bounded)
 
 
 def estimate_plans(
@@ -153,7 +167,7 @@ def estimate_plans(
             tally.answered += int(planned.stored[0] is not None)
             for index, stored in enumerate(planned.stored):
                 if stored is None:
-                    tally.add(_case(spec, planned, index), expected=index == 0)
+                    tally.add(_answer_case(spec, planned, index), expected=index == 0)
             if judge_key is None or judge_spec is None or not suite.uses_judge:
                 continue
             images = image_refs(planned.requests[0].messages)

@@ -139,3 +139,76 @@ def test_the_judge_defaults_to_strides_model_at_the_endpoint_given(tmp_path: Pat
     (tmp_path / "p.yaml").write_text(base + "judge: {model: roadeval/midpoint-judge}\n")
     judge = load_panel(tmp_path / "p.yaml").judge
     assert judge is not None and judge.is_baseline
+
+
+def _panel_with(tmp_path: Path, **model: object) -> Path:
+    path = tmp_path / "p.yaml"
+    body = {"suites": [{"name": "trip", "demo": True}], "models": [{"name": "m", **model}]}
+    path.write_text(yaml.safe_dump(body))
+    return path
+
+
+@pytest.mark.parametrize(
+    "api_base",
+    [
+        "",
+        " ",
+        "ftp://h/v1",
+        "not a url",
+        "h:8000/v1",
+        "http://h:99999/v1",
+        "http://h:0",
+        "https://",
+    ],
+)
+def test_api_base_must_be_an_http_url_with_a_host_and_a_port(tmp_path: Path, api_base: str) -> None:
+    path = _panel_with(tmp_path, model="openai/x", api_base=api_base)
+    with pytest.raises(PanelError) as caught:
+        load_panel(path)
+    assert str(caught.value).startswith(f"{path}: models[0] (m).api_base: ")
+    assert "Value error" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "api_base",
+    ["http://h/v1", "https://api.example.com", "http://127.0.0.1:65535/v1", "http://[::1]:8000"],
+)
+def test_good_endpoints_load(tmp_path: Path, api_base: str) -> None:
+    assert load_panel(_panel_with(tmp_path, model="openai/x", api_base=api_base)).models[0].api_base
+
+
+@pytest.mark.parametrize("model", ["openai/x", "roadeval/random"])
+@pytest.mark.parametrize(
+    ("prices", "named"),
+    [
+        ({"input_cost_per_token": 1e-6}, "input_cost_per_token is given but output_cost_per_token"),
+        ({"output_cost_per_token": 0}, "output_cost_per_token is given but input_cost_per_token"),
+        (
+            {"batch_output_cost_per_token": 1e-7},
+            "batch_output_cost_per_token is given but batch_input_cost_per_token",
+        ),
+    ],
+)
+def test_prices_come_in_pairs_at_load(
+    tmp_path: Path, model: str, prices: dict[str, float], named: str
+) -> None:
+    path = _panel_with(tmp_path, model=model, **prices)
+    with pytest.raises(PanelError) as caught:
+        load_panel(path)
+    assert str(caught.value) == (
+        f"{path}: models[0] (m): {named} is not: prices come in pairs, give both or neither"
+    )
+
+
+def test_empty_store_and_source_are_refused(tmp_path: Path) -> None:
+    path = tmp_path / "p.yaml"
+    models = "models: [{model: roadeval/random}]\n"
+    path.write_text("store: ''\nsuites: [{name: trip, demo: true}]\n" + models)
+    with pytest.raises(PanelError, match=r"p.yaml: store: the store is empty"):
+        load_panel(path)
+    path.write_text("store: 's3://'\nsuites: [{name: trip, demo: true}]\n" + models)
+    with pytest.raises(PanelError, match=r"p.yaml: store: store URI 's3://' names no bucket"):
+        load_panel(path)
+    path.write_text("suites: [{name: trip, source: '  '}]\n" + models)
+    with pytest.raises(PanelError, match=r"suites\[0\] \(trip\)\.source: is empty"):
+        load_panel(path)

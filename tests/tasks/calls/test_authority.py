@@ -21,6 +21,7 @@ from roadeval.tasks.calls.gateway import run_on_gateway
 from roadeval.tasks.calls.limits import CallLimiter
 from roadeval.tasks.calls.stopping import StopReason, StopSignal
 from roadeval.tasks.requests.model_spec import ModelSpec
+from roadeval.tasks.requests.request import ErrorKind
 
 from support.model_server import ModelServer, Reply, ServerLimits
 
@@ -52,6 +53,7 @@ print(json.dumps({
     "stopped": sum(o.stopped for o in outcomes),
     "cost": sum(t.cost_usd or 0.0 for o in outcomes for t in o.tries),
     "reason": stop.reason.status if stop.reason else None,
+    "kinds": [o.final.error_kind for o in outcomes if o.final is not None],
 }))
 """
 
@@ -137,3 +139,16 @@ def test_a_stop_in_the_driver_reaches_the_callers(server: ModelServer) -> None:
     assert result["reason"] == "interrupted"
     assert 0 < int(result["answered"]) < 40  # type: ignore[call-overload]
     assert int(result["stopped"]) > 0  # type: ignore[call-overload]
+
+
+def test_refused_keys_are_counted_over_callers_in_two_processes(server: ModelServer) -> None:
+    server.rules["revoked"] = lambda body, hit: Reply(status=401, text="Invalid API key")
+    spec = spec_for(server, "revoked")
+    stop = StopSignal()
+    gate = Gate(spec, stop, Budget(100.0))
+    gate.limiter = CallLimiter(1, None, None)  # one request at a time, over both processes
+    results = callers(spec, AuthorityServer({spec.label: gate}, stop), 5, 2)
+    # Three refusals in all (not three a process), then every other request is not sent.
+    assert len(server.hits_for("revoked")) == 3 and gate.keys.failed
+    kinds = [kind for r in results for kind in r["kinds"]]  # type: ignore[attr-defined]
+    assert kinds.count(ErrorKind.AUTH) == 3 and kinds.count(ErrorKind.AUTH_FAILED) == 7

@@ -112,7 +112,13 @@ def test_baselines_cost_nothing() -> None:
 def test_a_half_given_pair_is_an_error_naming_the_model(
     fields: dict[str, float], named: str
 ) -> None:
-    spec = ModelSpec(model="openai/gpt-4o-mini", name="mini", **fields)
+    # Refused where the spec is made (the panel's load), for every model kind...
+    with pytest.raises(ValueError, match=f"{named}: prices come in pairs"):
+        ModelSpec(model="openai/gpt-4o-mini", name="mini", **fields)
+    with pytest.raises(ValueError, match=f"{named}: prices come in pairs"):
+        ModelSpec(model="roadeval/random", **fields)
+    # ...and by pricing too, for a spec made without validation.
+    spec = ModelSpec(model="openai/gpt-4o-mini", name="mini").model_copy(update=fields)
     with pytest.raises(ValueError, match=f"model mini: .*{named}"):
         prices_for(spec, batch="batch_input_cost_per_token" in fields)
 

@@ -165,3 +165,36 @@ def test_estimate_against_the_real_spend_of_the_same_run(
     margin = (worst - spent) / spent
     print(f"expected ${expected:.6f} <= spent ${spent:.6f} <= worst ${worst:.6f} (+{margin:.1%})")
     assert expected <= spent <= worst
+
+
+def test_input_tokens_are_counted_whatever_the_output_bound(tmp_path: Path) -> None:
+    """With no bound on its output (no max_tokens, a model the price map does not know), a
+    request's input tokens are still counted; only its output and its priced cost read
+    unbounded, and the judge asked about its answers counts its own prompt."""
+    store = LocalStore(tmp_path / "store")
+    prices = {"input_cost_per_token": IN, "output_cost_per_token": OUT}
+    common = {"model": "openai/roadeval-test-model", **prices}
+    bounded = ModelSpec(name="bounded", params={"max_tokens": 16}, **common)
+    unbounded = ModelSpec(name="unbounded", **common)
+    judge = ModelSpec(model="openai/gpt-4.1", name="judge", **prices)
+    rows = {}
+    for spec in (bounded, unbounded):
+        plans = _plans(tmp_path / spec.label, store, "stride", [spec], n=12)
+        rows[spec.label] = {r.role: r for r in estimate_plans(plans, judge, "run", NOW)}
+    b, u = rows["bounded"]["answer"], rows["unbounded"]["answer"]
+    assert b.tokens_in > 0
+    assert (u.tokens_in, u.tokens_in_worst) == (b.tokens_in, b.tokens_in_worst)
+    assert (b.tokens_out_max, b.expected_usd is not None) == (16 * b.requests, True)
+    assert (u.tokens_out_max, u.tokens_out_worst, u.expected_usd, u.worst_usd) == (
+        None,
+        None,
+        None,
+        None,
+    )
+    assert u.priced and u.price_source == "panel"
+    jb, ju = rows["bounded"]["judge"], rows["unbounded"]["judge"]
+    assert ju.requests_worst == jb.requests_worst > 0
+    # The judge's prompt holds the answer: 16 tokens at most with the bound, uncounted without.
+    assert jb.tokens_in_worst - ju.tokens_in_worst == 16 * jb.requests_worst
+    assert ju.tokens_out_worst == jb.tokens_out_worst is not None
+    assert (jb.worst_usd is not None, ju.worst_usd) == (True, None)
