@@ -11,11 +11,11 @@ with the release's reader (a bare `llm_judge_score` number is taken when there i
 
 from __future__ import annotations
 
-import json
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
+from roadeval.benchmarks.loading import READ_LIMITS, parse_json
 from roadeval.benchmarks.stride.judge import candidate_answer, parse_judge_score
 from roadeval.benchmarks.stride.mcq import extract_answer_key, is_correct
 from roadeval.benchmarks.stride.rows import RowReader, TaskRow, match_key, read_questions
@@ -30,9 +30,14 @@ LISTED_AT_MOST = 50
 
 def read_predictions(path: Path) -> list[dict[str, Any]]:
     try:
-        payload = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path}: not a readable JSON predictions file: {exc}") from None
+    # The shared reader: a file nested too deeply or holding a huge integer is an error, not a
+    # traceback.
+    payload, problem = parse_json(text, READ_LIMITS)
+    if problem is not None:
+        raise ValueError(f"{path}: not a readable JSON predictions file: {problem}")
     rows = payload.get("tasks") if isinstance(payload, dict) else payload
     if not isinstance(rows, list):
         raise ValueError(f"{path}: expected a top-level 'tasks' list (or a JSON list)")

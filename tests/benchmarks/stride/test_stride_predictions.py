@@ -127,3 +127,16 @@ def test_template_filter(tmp_path: Path) -> None:
     assert result["counts"]["questions"] == 1 and result["mcq"]["accuracy"] == 1.0
     with pytest.raises(ValueError, match="no template 'SP-1'"):
         _score(labels, predictions, task="SP-1")
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [("[" * 100_000, "nested deeper"), ('{"tasks": [' + "9" * 5000 + "]}", "a number too large")],
+)
+def test_a_hostile_predictions_file_is_a_clear_error(tmp_path: Path, text: str, why: str) -> None:
+    from roadeval.benchmarks.stride.predictions import read_predictions
+
+    path = tmp_path / "predictions.json"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=f"{path}: not a readable JSON predictions file: {why}"):
+        read_predictions(path)
