@@ -14,6 +14,7 @@ A Suite subclass that is not installed (a notebook's, a test's) is registered in
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
@@ -77,15 +78,34 @@ def suite_module(name: str) -> str | None:
 @dataclass(frozen=True)
 class BaselineCall:
     """What an offline baseline sees: the item as its prompt shows it (the gold answer withheld,
-    so no baseline can read it), the seed and the attempt."""
+    so no baseline can read it), the seed, the attempt and the key of the request it answers.
+
+    A baseline's answer is a function of its request, as a cached model's is: whatever it draws
+    at random it draws from `rng()`, seeded by the request key (which covers the model, its
+    params with the seed, the exact messages and the attempt), never by the item's id. Two items
+    whose prompts are the same send one request and get one answer."""
 
     item: Item
     seed: int = 0
     attempt: int = 1
+    request_key: str = ""
 
     @classmethod
-    def blind(cls, item: Item, seed: int = 0, attempt: int = 1) -> BaselineCall:
-        return cls(item.model_copy(update={"reference": None}), seed, attempt)
+    def blind(
+        cls, item: Item, seed: int = 0, attempt: int = 1, request_key: str = ""
+    ) -> BaselineCall:
+        return cls(item.model_copy(update={"reference": None}), seed, attempt, request_key)
+
+    def rng(self) -> random.Random:
+        """The generator of this call's random draws, seeded by its request key: the same
+        request draws the same answer, in any process, on any run."""
+        if not self.request_key:
+            raise ValueError(
+                f"baseline call for {self.suite} item {self.item_id!r} has no request key: a "
+                "baseline that draws at random answers a request, and is seeded by its key "
+                "(BaselineCall.blind(item, seed, attempt, request_key))"
+            )
+        return random.Random(self.request_key)
 
     @property
     def suite(self) -> str:

@@ -128,6 +128,9 @@ class Suite(ABC):
     prompt_version: ClassVar[str]
     # Attempts per item in all: a suite whose protocol re-asks on a bad answer raises this.
     max_attempts: ClassVar[int] = 1
+    # The version of the suite's parse and score rules: bump it when they change, and the next
+    # run re-scores every stored answer (no model is asked again); see docs/reruns.md.
+    scorer_version: ClassVar[str] = "1"
     # Item labels whose values slice the per-item metrics named in `slice_metrics`.
     slice_labels: ClassVar[tuple[str, ...]] = ()
     slice_metrics: ClassVar[tuple[str, ...]] = ()

@@ -42,6 +42,9 @@ class _Overrides:
     processes: int | None = None
     # Exit 1 when items could not be scored because their scorer raised.
     strict: bool = False
+    # The baseline run (default: the panel's last finished run), and a rescore (no calls).
+    against: str | None = None
+    rescore: bool = False
 
 
 def _run_panel(panel_path: Path, overrides: _Overrides) -> None:
@@ -130,7 +133,12 @@ def _run_panel_once(panel_path: Path, overrides: _Overrides) -> None:
         if kind is OrchestratorKind.PREFECT:
             _prepare_prefect(panel)
         summary = evaluate_panel(
-            panel, store, prefect=kind is OrchestratorKind.PREFECT, dry_run=overrides.dry_run
+            panel,
+            store,
+            prefect=kind is OrchestratorKind.PREFECT,
+            dry_run=overrides.dry_run,
+            against=overrides.against,
+            rescore=overrides.rescore,
         )
     except RunStopped as stopped:
         _end_stopped(stopped)
@@ -294,6 +302,16 @@ StrictOption = Annotated[
 ]
 
 
+AgainstOption = Annotated[
+    str | None,
+    typer.Option(
+        "--against",
+        help="the baseline run to compare with and reuse (a finished run of the same panel); "
+        "default: the panel's last finished run in the store",
+    ),
+]
+
+
 def _check_on_bad_item(on_bad_item: str | None) -> None:
     if on_bad_item is not None and on_bad_item not in ("error", "skip"):
         fail(f"--on-bad-item must be 'error' or 'skip', not {on_bad_item!r}")
@@ -309,8 +327,10 @@ def run(
     prefect: PrefectOption = False,
     processes: ProcessesOption = None,
     strict: StrictOption = False,
+    against: AgainstOption = None,
 ) -> None:
-    """Evaluate every suite of a panel with every model of it."""
+    """Evaluate every suite of a panel with every model of it: a rerun of the panel's last
+    finished run asks and scores only what changed since (see `roadeval changes`)."""
     _check_on_bad_item(on_bad_item)
     _run_panel(
         panel,
@@ -322,6 +342,36 @@ def run(
             prefect,
             processes=processes,
             strict=strict,
+            against=against,
+        ),
+    )
+
+
+@app.command()
+def rescore(
+    panel: PanelOption,
+    store: RunStoreOption = None,
+    on_bad_item: OnBadItemOption = None,
+    ray_address: RayAddressOption = None,
+    dask_address: DaskAddressOption = None,
+    prefect: PrefectOption = False,
+    strict: StrictOption = False,
+    against: AgainstOption = None,
+) -> None:
+    """Score every stored answer of the panel again (after a scorer fix), calling no model,
+    the judge included: exit 2 if the store lacks an answer the panel needs."""
+    _check_on_bad_item(on_bad_item)
+    _run_panel(
+        panel,
+        _Overrides(
+            store,
+            on_bad_item,
+            ray_address,
+            dask_address,
+            prefect,
+            strict=strict,
+            against=against,
+            rescore=True,
         ),
     )
 
@@ -351,6 +401,7 @@ def campaign(
     prefect: PrefectOption = False,
     processes: ProcessesOption = None,
     strict: StrictOption = False,
+    against: AgainstOption = None,
 ) -> None:
     """A run with cost controls: a dry-run estimate, or a hard dollar budget."""
     _check_on_bad_item(on_bad_item)
@@ -368,6 +419,7 @@ def campaign(
             dry_run=dry_run,
             processes=processes,
             strict=strict,
+            against=against,
         ),
     )
 
@@ -385,7 +437,7 @@ def demo(
 
 
 # The commands over the store and over a suite's own files register themselves on the same app.
-from roadeval.flows import cli_store, cli_suite_tools  # noqa: E402, F401
+from roadeval.flows import cli_changes, cli_store, cli_suite_tools  # noqa: E402, F401
 
 if __name__ == "__main__":
     app()

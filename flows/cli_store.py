@@ -90,7 +90,8 @@ def runs(
 ) -> None:
     """List the store's runs: running, finished, failed, interrupted, or died (no heartbeat)."""
     sql = (
-        "select run_id, status, started_at, ended_at, panel, n_items, n_scored, n_calls, n_cached, "
+        "select run_id, status, started_at, ended_at, panel, baseline_run_id as baseline, n_items, "
+        "n_scored, n_calls, n_cached, "
         "n_errors, n_interrupted + n_not_run as n_unfinished, cost_usd, message "
         "from runs order by started_at"
     )

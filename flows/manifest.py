@@ -99,8 +99,10 @@ def generation_in_force(shards: Sequence[Shard]) -> list[GenerationRecord]:
     return list(seen.values())
 
 
-def suite_record(loaded: LoadedSuite) -> SuiteRecord:
-    """A loaded suite as the manifest lists it."""
+def suite_record(loaded: LoadedSuite, judge: dict[str, Any] | None = None) -> SuiteRecord:
+    """A loaded suite as the manifest lists it (`judge`: the panel's, as dumped)."""
+    from roadeval.flows.baseline import scoring_key
+
     return SuiteRecord(
         name=loaded.suite.name,
         source=str(loaded.source),
@@ -116,6 +118,8 @@ def suite_record(loaded: LoadedSuite) -> SuiteRecord:
         drawings=loaded.drawings,
         unknown_fields=loaded.unknown_fields,
         unknown_fields_message=loaded.unknown_fields_message,
+        scorer_version=loaded.suite.scorer_version,
+        scoring_key=scoring_key(loaded.suite, judge),
     )
 
 
@@ -129,6 +133,8 @@ def build_manifest(
     """The run's manifest now: `results` are the shards answered so far (none at its start)."""
     panel = run.panel
     counts = count_table(results)
+    judge = redact_model(panel.judge.model_dump(mode="json")) if panel.judge else None
+    baseline = inputs.baseline
     return RunManifest(
         run_id=run.run_id,
         panel=panel.name,
@@ -136,9 +142,9 @@ def build_manifest(
         ended_at=ended,
         code_version=code_version(),
         store=run.store.uri,
-        suites=[suite_record(s) for s in inputs.loaded],
+        suites=[suite_record(s, judge) for s in inputs.loaded],
         models=[redact_model(spec.model_dump(mode="json")) for spec in panel.models],
-        judge=redact_model(panel.judge.model_dump(mode="json")) if panel.judge else None,
+        judge=judge,
         generation=generation_in_force(inputs.shards),
         not_covered=inputs.not_covered,
         planned_items=sum(len(shard.items) for shard in inputs.shards),
@@ -148,4 +154,19 @@ def build_manifest(
         answer_processes=answer_processes,
         dry_run=run.dry_run,
         budget_usd=panel.budget_usd,
+        baseline=baseline.record(rescored_suites(inputs)) if baseline is not None else None,
+        rescore=run.rescore,
     )
+
+
+def rescored_suites(inputs: RunInputs) -> list[str]:
+    """Suites of the run (and of its baseline) whose stored answers were all scored again:
+    their scoring differs from the baseline's, or the run is a rescore."""
+    if inputs.baseline is None:
+        return []
+    copied = inputs.reader.copy_suites if inputs.reader is not None else frozenset()
+    return [
+        s.suite.name
+        for s in inputs.loaded
+        if inputs.baseline.suite(s.suite.name) is not None and s.suite.name not in copied
+    ]

@@ -21,16 +21,25 @@ __all__ = ["BudgetState", "RunStopped", "RunSummary", "evaluate_panel", "run_pan
 
 
 def evaluate_panel(
-    panel: Panel, store_uri: str | None = None, *, prefect: bool = False, dry_run: bool = False
+    panel: Panel,
+    store_uri: str | None = None,
+    *,
+    prefect: bool = False,
+    dry_run: bool = False,
+    against: str | None = None,
+    rescore: bool = False,
 ) -> RunSummary:
     """Run the panel under Prefect (configured, or `prefect=True`) or inline; `dry_run` plans
-    and estimates without calling any model."""
+    and estimates without calling any model; `against` names the baseline run (default: the
+    panel's last finished run); `rescore` scores the stored answers again, asking no model."""
     if choose(prefect) is OrchestratorKind.PREFECT:
         from roadeval.flows.prefect_run import evaluate_panel_flow
 
-        return evaluate_panel_flow(panel, store_uri, dry_run)
+        return evaluate_panel_flow(panel, store_uri, dry_run, against, rescore)
     inline = InlineOrchestrator()
     try:
-        return run_panel(panel, store_uri, inline, dry_run=dry_run)
+        return run_panel(
+            panel, store_uri, inline, dry_run=dry_run, against=against, rescore=rescore
+        )
     finally:
         inline.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from roadeval.benchmarks.registry import find_baseline
@@ -9,6 +10,9 @@ from roadeval.flows.panel_file import Panel
 from roadeval.flows.suites import LoadedSuite
 from roadeval.tasks.calls.gateway import ModelClient
 from roadeval.tasks.shard.plan import Shard
+
+# Item ids of a suite x model x sample whose baseline outcomes a rerun may copy.
+CopyCandidates = Callable[[str, str, int], frozenset[str]]
 
 
 class EmptyRunError(ValueError):
@@ -20,9 +24,18 @@ class NoJudgeError(ValueError):
 
 
 def plan_shards(
-    run_id: str, panel: Panel, loaded: list[LoadedSuite], clients: dict[str, ModelClient]
+    run_id: str,
+    panel: Panel,
+    loaded: list[LoadedSuite],
+    clients: dict[str, ModelClient],
+    *,
+    rescore: bool = False,
+    copied: CopyCandidates | None = None,
 ) -> tuple[list[Shard], list[dict[str, Any]]]:
-    """Split suite x model into chunks; a baseline gets only the tasks it has an answer for."""
+    """Split suite x model into chunks; a baseline gets only the tasks it has an answer for.
+    On a rerun, the items whose baseline outcomes may be copied (`copied`) make one shard per
+    suite x model x sample, whatever its size: copying costs a few store requests per shard,
+    so a rerun's cost follows what changed, not the panel's size."""
     shards: list[Shard] = []
     skipped: list[dict[str, Any]] = []
     for suite in loaded:
@@ -45,16 +58,27 @@ def plan_shards(
                             "why": "the baseline has no rule for those tasks",
                         }
                     )
-            for start in range(0, len(items), panel.chunk_size):
-                shards.append(
-                    Shard(
-                        run_id=run_id,
-                        index=len(shards),
-                        suite=suite.suite,
-                        client=clients[spec.label],
-                        items=items[start : start + panel.chunk_size],
+            for sample in range(1, spec.samples + 1):
+                taken = copied(suite.suite.name, spec.label, sample) if copied else frozenset()
+                rest = [item for item in items if item.item_id not in taken]
+                chunks = [
+                    rest[start : start + panel.chunk_size]
+                    for start in range(0, len(rest), panel.chunk_size)
+                ]
+                if len(rest) < len(items):
+                    chunks.insert(0, [item for item in items if item.item_id in taken])
+                for chunk in chunks:
+                    shards.append(
+                        Shard(
+                            run_id=run_id,
+                            index=len(shards),
+                            suite=suite.suite,
+                            client=clients[spec.label],
+                            items=chunk,
+                            rescore=rescore,
+                            sample=sample,
+                        )
                     )
-                )
     if not shards:
         raise EmptyRunError(_why_empty(panel, loaded))
     judged = sorted({shard.suite.name for shard in shards if shard.suite.uses_judge})

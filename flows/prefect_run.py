@@ -70,9 +70,16 @@ class PrefectOrchestrator:
 
 @flow(name="evaluate-panel", log_prints=False)
 def evaluate_panel_flow(
-    panel: Panel, store_uri: str | None = None, dry_run: bool = False
+    panel: Panel,
+    store_uri: str | None = None,
+    dry_run: bool = False,
+    against: str | None = None,
+    rescore: bool = False,
 ) -> RunSummary:
-    """Load suites, answer every item with every model (cached by request key), score, land."""
+    """Load suites, answer every item with every model (cached by request key), score, land;
+    a rerun of the panel's last finished run (or `against`) asks only what changed."""
     from roadeval.flows.run_start import run_panel
 
-    return run_panel(panel, store_uri, PrefectOrchestrator(), dry_run=dry_run)
+    return run_panel(
+        panel, store_uri, PrefectOrchestrator(), dry_run=dry_run, against=against, rescore=rescore
+    )

@@ -8,11 +8,14 @@ once for both.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from roadeval.flows.answering import AnswerSpread, round_robin, unanswered_first_attempts
+from roadeval.flows.baseline import BaselineRun
+from roadeval.flows.comparison import compare_with_baseline, metric_deltas_against
+from roadeval.flows.item_changes import land_changes
 from roadeval.flows.manifest import build_manifest
 from roadeval.flows.orchestration import Orchestrator, StageFuture
 from roadeval.flows.panel_file import Panel
@@ -52,9 +55,11 @@ def execute_run(
     loaded: list[LoadedSuite],
     orchestrator: Orchestrator,
     dry_run: bool,
+    baseline: BaselineRun | None = None,
+    rescore: bool = False,
 ) -> RunSummary:
-    """Make the run's clients (one budget for all of them, the judge's included), render, shard
-    and go; see `_Run.execute`."""
+    """Make the run's clients (one budget for all of them, the judge's included), render, shard,
+    compare with the baseline run, and go; see `_Run.execute`."""
     stop = StopSignal()
     redact = Redactor.from_environment(s.api_key_env for s in panel.all_models if s.api_key_env)
     # One budget for every caller of the run: answers, re-asks, retries and the judge.
@@ -66,15 +71,25 @@ def execute_run(
     # is drawn; the shards are made after the renders, without the items that cannot be drawn.
     plan_shards(run_id, panel, loaded, clients)
     renders = render_suites(loaded, store, panel.render, orchestrator)
-    shards, not_covered = plan_shards(run_id, panel, loaded, clients)
+    changes, reader = compare_with_baseline(
+        run_id, store, panel, loaded, renders, baseline, rescore
+    )
+    shards, not_covered = plan_shards(
+        run_id,
+        panel,
+        loaded,
+        clients,
+        rescore=rescore,
+        copied=reader.candidates(changes) if reader is not None else None,
+    )
     remote = (
         RemoteScoring(panel.scoring, store, run_id, stop, judge)
         if panel.scoring.engine is ScoringEngine.RAY and not dry_run
         else None
     )
     run = _Run(
-        RunContext(run_id, started, panel, store, orchestrator, dry_run),
-        RunInputs(loaded, renders, shards, not_covered),
+        RunContext(run_id, started, panel, store, orchestrator, dry_run, rescore),
+        RunInputs(loaded, renders, shards, not_covered, baseline, reader, changes),
         RunEngines(stop, redact, budget, judge, remote),
     )
     filters = install_log_redaction(redact)
@@ -227,18 +242,64 @@ class _Run:
     def _stages(self) -> tuple[list[ShardResult], BaseException | None]:
         """Land the items; then plan every shard on the renders, each shard's plan landed
         before its first call and the shard asked as soon as it has (a dry run plans only)."""
-        for suite in self.inputs.loaded:
-            land_items(self.context.store, suite.suite.name, suite.items, suite.hash)
+        context, inputs = self.context, self.inputs
+        for suite in inputs.loaded:
+            land_items(context.store, suite.suite.name, suite.items, suite.hash)
+        # What changed since the baseline, landed before the first call.
+        land_changes(context.run_id, context.store, inputs.changes)
         progress = RunProgress(self._clients(), self.engines.budget)
         with progress:
-            if self.context.dry_run:
+            if context.dry_run:
                 return self._plan_only(progress)
+            if context.rescore:
+                return self._rescore(progress)
             return self._plan_and_answer(progress)
 
-    def _plan_only(self, progress: RunProgress) -> tuple[list[ShardResult], BaseException | None]:
+    def _rescore(self, progress: RunProgress) -> tuple[list[ShardResult], BaseException | None]:
+        """Plan every shard, check that the store answers every first request (else stop, exit
+        2, before anything is scored), then score each shard from the stored answers."""
+        _, failure = self._plan_only(progress, estimate=False)
+        if failure is not None:
+            return [], failure
+        missing = [
+            (plan.shard, planned.item)
+            for plan in self.plans
+            for planned in plan.items
+            if planned.stored[0] is None
+        ]
+        if missing:
+            shard, item = missing[0]
+            self.engines.stop.request(
+                StopReason(
+                    f"rescore: {len(missing)} items have no stored answer (first: "
+                    f"{shard.suite.name} x {shard.client.spec.label}, item {item.item_id}); a "
+                    "rescore asks no model: run the panel to ask them",
+                    2,
+                    RunStatus.FAILED,
+                )
+            )
+            return [], None
+        progress.phase("scoring", len(self.plans))
+        futures = [
+            self.context.orchestrator.submit(
+                ANSWER_SHARD, plan, self.context.store, self.engines.judge, self.engines.remote
+            )
+            for plan in self.plans
+        ]
+        return _collect(
+            self.context.orchestrator, futures, self.engines.stop, lambda _: progress.advance()
+        )
+
+    def _plan_only(
+        self, progress: RunProgress, *, estimate: bool = True
+    ) -> tuple[list[ShardResult], BaseException | None]:
         plan_futures = [
             self.context.orchestrator.submit(
-                PLAN_SHARD, shard, self.inputs.renders[shard.suite.name], self.context.store
+                PLAN_SHARD,
+                shard,
+                self.inputs.renders[shard.suite.name],
+                self.context.store,
+                self.inputs.reader,
             )
             for shard in self.inputs.shards
         ]
@@ -250,7 +311,8 @@ class _Run:
             return [], failure
         self.plans = plans
         land_plan(self.context.store, f"{self.context.run_id}-plan", plans, self.engines.judge)
-        self._land_estimates(plans)
+        if estimate:
+            self._land_estimates(plans)
         return [], None
 
     def _plan_and_answer(
@@ -263,7 +325,11 @@ class _Run:
         pairs = [(shard.suite.name, shard.client.spec.label) for shard in shards]
         plan_futures = {
             n: self.context.orchestrator.submit(
-                PLAN_SHARD, shards[n], self.inputs.renders[shards[n].suite.name], self.context.store
+                PLAN_SHARD,
+                shards[n],
+                self.inputs.renders[shards[n].suite.name],
+                self.context.store,
+                self.inputs.reader,
             )
             for n in round_robin(pairs)
         }
@@ -342,21 +408,12 @@ class _Run:
         return BudgetState(limit, self.engines.budget.spent_usd, left)
 
     def _worst_case_left(self) -> float | None:
-        """The worst case of what a resumed run would still pay: the plan's requests the store
-        cannot answer now (every answer this run bought is kept, so it is not counted); None
-        when some of it has no price or no output bound."""
-        if not self.plans:
-            return None
-        from roadeval.tasks.results.estimate import estimate_plans
+        """The worst case of what a resumed run would still pay (see `worst_case_left`)."""
+        from roadeval.tasks.results.estimate import worst_case_left
 
-        cache = ResponseCache(self.context.store)
-        refreshed = [_refreshed(plan, cache) for plan in self.plans]
         judge_spec = self.engines.judge.spec if self.engines.judge is not None else None
-        rows = estimate_plans(refreshed, judge_spec, self.context.run_id, datetime.now(UTC))
-        worst = [row.worst_usd for row in rows if row.requests_worst]
-        if any(value is None for value in worst):
-            return None  # an unpriced model or an unbounded output: no honest bound
-        return float(sum(value for value in worst if value is not None))
+        cache = ResponseCache(self.context.store)
+        return worst_case_left(self.plans, cache, judge_spec, self.context.run_id)
 
     def _land_metrics(self, results: list[ShardResult]) -> list[MetricRow]:
         by_pair: dict[tuple[str, str], list[Any]] = {}
@@ -369,19 +426,12 @@ class _Run:
         for (suite_name, model), scored in sorted(by_pair.items()):
             metrics.extend(aggregate(suites[suite_name], model, self.context.run_id, scored))
             extra.extend(suite_table_parts(suites[suite_name], model, self.context.run_id, scored))
+        deltas = metric_deltas_against(
+            self.context.store, self.inputs.baseline, self.context.run_id, metrics, list(by_pair)
+        )
         land(
-            self.context.store, f"{self.context.run_id}-metrics", [Part("metrics", metrics), *extra]
+            self.context.store,
+            f"{self.context.run_id}-metrics",
+            [Part("metrics", metrics), Part("metric_deltas", deltas), *extra],
         )
         return metrics
-
-
-def _refreshed(plan: ShardPlan, cache: ResponseCache) -> ShardPlan:
-    """The plan with its stored answers looked up again (a re-ask only after its attempt before
-    was found, as the plan stage does)."""
-    items = []
-    for planned in plan.items:
-        found: list[Any] = []
-        for request in planned.requests:
-            found.append(cache.lookup(request) if not found or found[-1] is not None else None)
-        items.append(replace(planned, stored=tuple(found)))
-    return replace(plan, items=tuple(items))

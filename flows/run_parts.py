@@ -3,7 +3,7 @@ than a long list of fields: where and how it runs, what it evaluates, what it ca
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +13,8 @@ from roadeval.flows.suites import LoadedSuite
 from roadeval.storage.store import Store
 
 if TYPE_CHECKING:
+    from roadeval.flows.baseline import BaselineReader, BaselineRun
+    from roadeval.storage.records import ChangeRow
     from roadeval.tasks.calls.budget import Budget
     from roadeval.tasks.calls.gateway import ModelClient
     from roadeval.tasks.calls.secrets import Redactor
@@ -32,6 +34,8 @@ class RunContext:
     store: Store
     orchestrator: Orchestrator
     dry_run: bool
+    # A rescore: no model is asked, every answer is the store's (see `flows.rescore`).
+    rescore: bool = False
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,11 @@ class RunInputs:
     renders: dict[str, Renders]
     shards: list[Shard]
     not_covered: list[dict[str, Any]]
+    # The run compared with (None: none), what its plans may take from it, and each suite's
+    # item changes against it (landed before the first call).
+    baseline: BaselineRun | None = None
+    reader: BaselineReader | None = None
+    changes: dict[str, list[ChangeRow]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -93,6 +93,7 @@ class RunRecord:
             message=landed.message,
             manifest_json=landed.model_dump_json(),
             orchestrator=landed.orchestrator,
+            baseline_run_id=landed.baseline.run_id if landed.baseline else None,
         )
         land(self.store, f"{self.run_id}-event-{self._seq:03d}", [Part("run_events", [row])])
         self._seq += 1

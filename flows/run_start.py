@@ -6,6 +6,7 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime
 
+from roadeval.flows.baseline import find_baseline
 from roadeval.flows.orchestration import Orchestrator
 from roadeval.flows.panel_file import Panel
 from roadeval.flows.preflight import check_before_run
@@ -14,14 +15,26 @@ from roadeval.flows.stages import LOAD_SUITE
 
 
 def run_panel(
-    panel: Panel, store_uri: str | None, orchestrator: Orchestrator, *, dry_run: bool = False
+    panel: Panel,
+    store_uri: str | None,
+    orchestrator: Orchestrator,
+    *,
+    dry_run: bool = False,
+    against: str | None = None,
+    rescore: bool = False,
 ) -> RunSummary:
-    """Load suites, answer every item with every model (cached by request key), score, land."""
+    """Load suites, answer every item with every model (cached by request key), score, land.
+    A run is compared with its baseline (the panel's last finished run, or `against`): it
+    asks and scores only what changed. A `rescore` asks no model at all."""
     started = datetime.now(UTC)
     run_id = started.strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:8]
     store = check_before_run(panel, store_uri)
+    # Before anything is loaded or asked: a baseline that cannot be one is bad input.
+    baseline = find_baseline(store, panel, against)
     loaded = [orchestrator.call(LOAD_SUITE, panel, i) for i in range(len(panel.suites))]
     # The gateway (LiteLLM) only now: the CLI has been importing it in the background meanwhile.
     from roadeval.flows.run import execute_run
 
-    return execute_run(run_id, started, panel, store, loaded, orchestrator, dry_run)
+    return execute_run(
+        run_id, started, panel, store, loaded, orchestrator, dry_run, baseline, rescore
+    )

@@ -18,6 +18,7 @@ from roadeval.storage.landing import Part, land
 from roadeval.storage.store import Store
 
 if TYPE_CHECKING:
+    from roadeval.flows.baseline import BaselineReader
     from roadeval.tasks.calls.gateway import ModelClient
     from roadeval.tasks.render.cluster import RenderConfig
     from roadeval.tasks.render.stage import RenderReport, Renders
@@ -37,11 +38,16 @@ def render_suite(loaded: LoadedSuite, store: Store, config: RenderConfig) -> Ren
     return render_items(loaded.suite, loaded.items, store, config)
 
 
-def plan_shard(shard: Shard, renders: Renders, store: Store) -> ShardPlan:
+def plan_shard(
+    shard: Shard, renders: Renders, store: Store, baseline: BaselineReader | None = None
+) -> ShardPlan:
+    """Plan one shard: its requests, their stored answers, and on a rerun what it takes from
+    the baseline run (read in bulk, once per suite x model)."""
     from roadeval.tasks.cache.responses import ResponseCache
     from roadeval.tasks.shard.plan import plan_shard as plan
 
-    return plan(shard, renders, ResponseCache(store))
+    taken = baseline.for_shard(shard.suite.name, shard.client.spec.label) if baseline else None
+    return plan(shard, renders, ResponseCache(store), taken)
 
 
 def answer_shard(

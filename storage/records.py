@@ -15,7 +15,7 @@ import re
 import types
 import typing
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Annotated, Any, TypeVar, Union
 
@@ -161,6 +161,9 @@ class AboutItem:
     item_id: str
     content_hash: str
     model: str
+    # Which of the model's independent samples of the item (`samples:` in the panel; 1 when
+    # it takes one). Keyword-only, so the tables' own fields follow it.
+    sample: Int32 = field(default=1, kw_only=True)
 
 
 @table("plan")
@@ -283,6 +286,8 @@ class ScoreRow(AboutItem):
     judge_params_json: str | None
     judge_reply: str | None
     details_json: str | None
+    # The suite's `scorer_version` that scored it (None in rows landed before it was kept).
+    scorer_version: str | None = None
 
 
 @table("metrics")
@@ -335,6 +340,72 @@ class RunEventRow:
     manifest_json: str
     # Who ran the stages: "prefect" or "inline" (None in runs recorded before it was kept).
     orchestrator: str | None = None
+    # The finished run this one was compared with and reused (None: no baseline).
+    baseline_run_id: str | None = None
+
+
+@table("changes")
+@dataclass(frozen=True)
+class ChangeRow:
+    """One item of a run against its baseline run, landed for every item (so each run holds
+    its items' ledger): `kind` added, removed, changed or unchanged; for a change, `what`
+    (`prompt`: what is sent to the model differs; `reference`: only the gold or scoring
+    fields) and the item `fields` that differ (comma-separated; `render` when only a drawing
+    did). The prompt hash covers the messages as sent, each image by its bytes' sha256."""
+
+    run_id: str
+    baseline_run_id: str | None
+    suite: str
+    item_id: str
+    task: str
+    kind: str
+    what: str | None
+    fields: str | None
+    old_content_hash: str | None
+    new_content_hash: str | None
+    old_prompt_hash: str | None
+    new_prompt_hash: str | None
+
+
+@table("score_changes")
+@dataclass(frozen=True)
+class ScoreChangeRow:
+    """One metric of one item whose score differs from the baseline run's (an item in both
+    runs): old and new value (None where unscored or absent) and status; `flipped` when a
+    0/1 verdict turned over."""
+
+    run_id: str
+    baseline_run_id: str
+    suite: str
+    model: str
+    item_id: str
+    task: str
+    sample: Int32
+    metric: str
+    old_value: float | None
+    new_value: float | None
+    old_status: str | None
+    new_status: str | None
+    flipped: bool
+
+
+@table("metric_deltas")
+@dataclass(frozen=True)
+class MetricDeltaRow:
+    """A corpus-level metric against the baseline run's: each side None where that run has no
+    such metric (a task added or removed), delta = new - baseline where both exist."""
+
+    run_id: str
+    baseline_run_id: str
+    suite: str
+    task: str
+    model: str
+    slice: str
+    slice_value: str
+    metric: str
+    baseline_value: float | None
+    new_value: float | None
+    delta: float | None
 
 
 # The run counts that are columns of `run_events` (and so of the `runs` view), as n_<name>.

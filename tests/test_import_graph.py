@@ -183,6 +183,7 @@ LAYERS = (
     "tasks.calls",
     "tasks.cache",
     "tasks.batch",
+    "tasks.rerun",
     "tasks.shard",
     "tasks.render",
     "tasks.results",

@@ -5,7 +5,6 @@ never from the gold answer, which their call does not carry."""
 from __future__ import annotations
 
 import json
-import random
 
 from shapely import LineString, Point
 
@@ -21,10 +20,6 @@ RANDOM_LANE_COUNTS = (2, 3, 4)
 
 def yaml_reply(explanation: str, body: str) -> str:
     return f"```yaml\n# Explanation: {explanation}\n{body}\n```"
-
-
-def seeded(call: BaselineCall) -> random.Random:
-    return random.Random(f"{call.seed}:{SUITE_NAME}:{call.item_id}:{call.attempt}")
 
 
 @register_baseline("lane-rule", suite=SUITE_NAME, tasks=["2", "5"])
@@ -48,8 +43,9 @@ def always_two(call: BaselineCall) -> str:
 
 @register_baseline("random", suite=SUITE_NAME, tasks=["1", "4", "6"])
 def random_answer(call: BaselineCall) -> str:
-    """A lane count drawn from 2, 3, 4 (tasks 1, 4) or a road type (task 6), seeded per item."""
-    rng = seeded(call)
+    """A lane count drawn from 2, 3, 4 (tasks 1, 4) or a road type (task 6), seeded by
+    the request (seed, prompt, attempt)."""
+    rng = call.rng()
     if call.task == "6":
         return yaml_reply("random baseline", f"road_type: {rng.choice(ROAD_TYPES)}")
     return yaml_reply("random baseline", f"num_lanes: {rng.choice(RANDOM_LANE_COUNTS)}")

@@ -10,7 +10,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from PIL import Image
+from PIL import Image, ImageDraw
 from shapely import LineString, Point
 
 from roadeval.benchmarks.roadbench.demo_drawing import bev_network, bev_segment, fpv_road, fpv_view
@@ -25,6 +25,9 @@ FPV_SIZE = (480, 270)
 # Lane layouts beyond the rule baseline's, so that the baseline is not always right.
 VARIANTS = {1: ["C", "CD", "BCD"], 2: ["BC", "CD", "C", "AB"], 3: ["AB", "C", "CD", "BC"]}
 CONDITIONS = ("光照不佳", "地面标识遮盖")
+# The roadside tree that sets each FPV view apart.
+TRUNK = (96, 70, 48)
+CROWN = (52, 96, 52)
 
 
 def demo_id(kind: str, index: int) -> str:
@@ -109,6 +112,26 @@ def _between(
     return [a, *inner, b]
 
 
+def roadside_tree(image: Image.Image, kind: str, index: int, dark: bool = False) -> Image.Image:
+    """A tree on the horizon, off the road, at a place of the item's own (its index), so that no
+    two drawn views of a folder are the same picture (two items that showed one picture would
+    send one request). Its size comes from a generator of the item's own, not the folder's, so
+    the folder's labels are drawn as they were."""
+    rng = random.Random(f"{SEED}:{kind}:{index}")
+    width, height = image.size
+    horizon = round(height * 0.45)
+    x = 24 + index * (width - 48) // max(ITEMS_PER_FOLDER - 1, 1)
+    trunk, crown = rng.randint(6, 14), rng.randint(7, 12)
+    shade = 3 if dark else 1
+    draw = ImageDraw.Draw(image)
+    draw.rectangle([x - 1, horizon - trunk, x + 1, horizon], fill=tuple(v // shade for v in TRUNK))
+    top = horizon - trunk
+    draw.ellipse(
+        [x - crown, top - 2 * crown, x + crown, top + 2], fill=tuple(v // shade for v in CROWN)
+    )
+    return image
+
+
 def fpv_lanes(folder: Path, rng: random.Random) -> None:
     rows, extra = [], []
     for index in range(ITEMS_PER_FOLDER):
@@ -117,7 +140,8 @@ def fpv_lanes(folder: Path, rng: random.Random) -> None:
         layout = designations(lanes, rng, variable=True)
         conditions = [CONDITIONS[(index // 3) % 2]] if index % 3 == 1 else []
         dark = CONDITIONS[0] in conditions
-        save(fpv_view(*FPV_SIZE, lanes, layout, dark), folder / f"{item_id}.png")
+        view = fpv_view(*FPV_SIZE, lanes, layout, dark)
+        save(roadside_tree(view, "fpv", index, dark), folder / f"{item_id}.png")
         rows.append({"id": item_id, "laneinfo": layout, "num_lane": lanes})
         if conditions:
             extra.append({"id": item_id, "extra_labels": conditions})
@@ -130,7 +154,8 @@ def road_types(folder: Path, rng: random.Random) -> None:
     for index in range(ITEMS_PER_FOLDER):
         item_id = demo_id("road-type", index)
         main = rng.random() < 0.6
-        save(fpv_road(*FPV_SIZE, main, rng), folder / f"{item_id}.png")
+        road = fpv_road(*FPV_SIZE, main, rng)
+        save(roadside_tree(road, "road-type", index), folder / f"{item_id}.png")
         rows.append(
             {"id": item_id, "road_type": "main" if main else "service", "img": f"{item_id}.png"}
         )

@@ -1,11 +1,10 @@
-"""The random baseline: a seeded option letter for MCQ, a plausible forward trajectory for TRJ-5 /
-TRJ-6, a short phrase for open questions; fixed by (seed, item, attempt), read from the item
-alone (the gold is withheld)."""
+"""The random baseline: a random option letter for MCQ, a plausible forward trajectory for TRJ-5 /
+TRJ-6, a short phrase for open questions; fixed by the request (seed, prompt, attempt), read
+from the item alone (the gold is withheld)."""
 
 from __future__ import annotations
 
 import json
-import random
 
 from roadeval.benchmarks.registry import BaselineCall, register_baseline
 from roadeval.benchmarks.stride.tasks import SUITE_NAME, Kind, expected_points
@@ -24,7 +23,7 @@ STEP_S = 0.5
 
 @register_baseline("random", suite=SUITE_NAME)
 def random_answer(call: BaselineCall) -> str:
-    rng = random.Random(f"{call.seed}:{SUITE_NAME}:{call.item_id}:{call.attempt}")
+    rng = call.rng()
     kind = Kind(call.item.extra["kind"])
     if kind is Kind.MCQ:
         return rng.choice(sorted(call.item.options))

@@ -3,8 +3,6 @@ phrased so that the release's scorer reads exactly one answer."""
 
 from __future__ import annotations
 
-import random
-
 from roadeval.benchmarks.registry import BaselineCall, register_baseline
 from roadeval.benchmarks.tbbench.tasks import SUITE_NAME
 
@@ -47,8 +45,8 @@ DISTANCE_RANGES: dict[str, tuple[float, float]] = {"RD": (1.0, 50.0), "EGO-TRA":
 
 @register_baseline("random", suite=SUITE_NAME)
 def random_answer(call: BaselineCall) -> str:
-    """Deterministic in (seed, item, attempt)."""
-    rng = random.Random(f"{call.seed}:{SUITE_NAME}:{call.item_id}:{call.attempt}")
+    """Deterministic in the request (seed, prompt, attempt)."""
+    rng = call.rng()
     if call.task in DISTANCE_RANGES:
         low, high = DISTANCE_RANGES[call.task]
         return f"{rng.uniform(low, high):.1f} meters"

@@ -1,8 +1,6 @@
-"""TRIP's offline baselines: a seeded uniform guess and the always-A answer."""
+"""TRIP's offline baselines: a uniform guess seeded by its request and the always-A answer."""
 
 from __future__ import annotations
-
-import random
 
 from roadeval.benchmarks.registry import BaselineCall, register_baseline
 from roadeval.benchmarks.trip.taxonomy import LETTERS, SUITE_NAME
@@ -10,8 +8,9 @@ from roadeval.benchmarks.trip.taxonomy import LETTERS, SUITE_NAME
 
 @register_baseline("random", suite=SUITE_NAME)
 def random_letter(call: BaselineCall) -> str:
-    """A uniform letter A-D, fixed by (seed, item, attempt) so reruns reproduce it."""
-    rng = random.Random(f"{call.seed}:{SUITE_NAME}:{call.item_id}:{call.attempt}")
+    """A uniform letter A-D, fixed by the request (seed, prompt, attempt) so reruns reproduce
+    it."""
+    rng = call.rng()
     return rng.choice(LETTERS)
 
 

@@ -1,5 +1,5 @@
-"""V2X-QA's offline baselines: a seeded uniform letter, and always "A" (the release's gold
-letters are skewed: A is right on about 40% of the test split).
+"""V2X-QA's offline baselines: a uniform letter seeded by its request, and always "A" (the
+release's gold letters are skewed: A is right on about 40% of the test split).
 
 Each reports the distribution it really draws from (uniform; all mass on A) as log-probabilities
 when asked, so the demo's calibration figures are computed, not left empty.
@@ -8,7 +8,6 @@ when asked, so the demo's calibration figures are computed, not left empty.
 from __future__ import annotations
 
 import math
-import random
 
 from roadeval.benchmarks.registry import BaselineCall, BaselineReply, register_baseline
 from roadeval.benchmarks.v2xqa.tasks import LETTERS, SUITE_NAME
@@ -18,8 +17,9 @@ UNIFORM = {letter: math.log(1 / len(LETTERS)) for letter in LETTERS}
 
 @register_baseline("random", suite=SUITE_NAME)
 def random_letter(call: BaselineCall) -> BaselineReply:
-    """A uniform letter A-D, fixed by (seed, item, attempt) so reruns reproduce it."""
-    rng = random.Random(f"{call.seed}:{SUITE_NAME}:{call.item_id}:{call.attempt}")
+    """A uniform letter A-D, fixed by the request (seed, prompt, attempt) so reruns reproduce
+    it."""
+    rng = call.rng()
     return BaselineReply(rng.choice(LETTERS), UNIFORM)
 
 

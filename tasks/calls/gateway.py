@@ -121,15 +121,17 @@ class ModelClient:
         settings: GenerationSettings | None = None,
         role: str = "answer",
         tokens_in_est: int | None = None,
+        sample: int = 1,
     ) -> ModelRequest:
-        """The request this model is sent: the messages at an attempt, with the protocol's
-        settings merged under the panel's params (see `benchmarks.generation`)."""
+        """The request this model is sent: the messages at an attempt (of one sample), with
+        the protocol's settings merged under the panel's params (see `benchmarks.generation`)."""
         return ModelRequest(
             model=self.spec.model,
             params=self._params(settings or GenerationSettings()),
             messages=messages,
             attempt=attempt,
             api_base=self.api_base,
+            sample=sample,
             role=role,
             item=item,
             tokens_in_est=tokens_in_est,
@@ -183,7 +185,7 @@ class ModelClient:
             if request.item is None:
                 raise ValueError(f"baseline {spec.label}: a request without its item")
             # The baseline answers from the item as its prompt shows it, gold answer withheld.
-            call = BaselineCall.blind(request.item, spec.seed, request.attempt)
+            call = BaselineCall.blind(request.item, spec.seed, request.attempt, request.key)
             kwargs["metadata"] = {"roadeval": {"call": call}}
         return kwargs
 

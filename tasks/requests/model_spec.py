@@ -103,6 +103,12 @@ class ModelSpec(BaseModel):
     batch_size: int = Field(default=1000, ge=1, description="requests per submitted batch")
     batch_poll_s: float = Field(default=30.0, gt=0, description="seconds between batch polls")
     suites: list[str] | None = Field(default=None, description="only these suites")
+    samples: int = Field(
+        default=1,
+        ge=1,
+        description="independent answers per item: each sample is a request of its own (its "
+        "index joins the request key; sample 1 keeps a single answer's key), scored apart",
+    )
 
     @field_validator("model")
     @classmethod

@@ -23,6 +23,8 @@ class ModelRequest:
     messages: list[Message]
     attempt: int = 1
     api_base: str | None = None
+    # Which independent sample of the prompt (the panel's `samples:`): part of the key from 2.
+    sample: int = 1
     # Routing only (who asks, for which item); not part of the request key.
     role: str = "answer"
     item: Item | None = field(default=None, compare=False, repr=False)
@@ -45,7 +47,9 @@ class ModelRequest:
     @cached_property
     def key(self) -> str:
         # Cached: the messages are long (prompts run to kilobytes); hash them once.
-        return request_key(self.model, self.params, self.messages, self.attempt, self.api_base)
+        return request_key(
+            self.model, self.params, self.messages, self.attempt, self.api_base, self.sample
+        )
 
 
 def normalize_api_base(api_base: str | None) -> str | None:
@@ -59,6 +63,7 @@ def request_key(
     messages: list[Message],
     attempt: int,
     api_base: str | None = None,
+    sample: int = 1,
 ) -> str:
     """sha256 over the model, its endpoint, its parameters, the exact messages (each image by
     the sha256 of the bytes sent) and the attempt: everything that decides an answer, and
@@ -66,11 +71,14 @@ def request_key(
     again; not where an image file lives).
 
     The attempt is part of the key because a re-ask sends the same messages again and must not be
-    answered from the cache by the reply it is re-asking about. The endpoint enters only when
-    set, so a provider's default endpoint keeps the keys it always had.
+    answered from the cache by the reply it is re-asking about; so is the sample (from the
+    second on), because independent samples of one prompt must not share an answer. The endpoint
+    enters only when set, so a provider's default endpoint keeps the keys it always had.
     """
     body: dict[str, Any] = {"model": model, "params": params, "messages": messages}
     body["attempt"] = attempt
+    if sample != 1:
+        body["sample"] = sample
     endpoint = normalize_api_base(api_base)
     if endpoint:
         body["api_base"] = endpoint
@@ -96,6 +104,7 @@ class ErrorKind:
     AUTH_FAILED = "auth_failed"  # not sent: the model's key was refused too often (see `auth`)
     OVER_LIMIT = "over_limit"  # not sent: it needs more tokens than the model's whole tpm
     INTERRUPTED = "interrupted"  # cancelled in flight because the run was stopped
+    NOT_STORED = "not_stored"  # not sent: a rescore asks no model, and the store has no answer
     OTHER = "other"
 
 

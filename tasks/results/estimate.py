@@ -23,8 +23,8 @@ own prompt without the answer, its cost unbounded.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import TypeVar
 
 from rich.table import Table
@@ -35,10 +35,12 @@ from roadeval.benchmarks.messages import image_refs
 from roadeval.storage.landing import Part, land
 from roadeval.storage.records import EstimateRow
 from roadeval.storage.store import Store
+from roadeval.tasks.cache.responses import ResponseCache
 from roadeval.tasks.calls.admission import UnboundedCost
 from roadeval.tasks.requests.image_tokens import image_rule_label
 from roadeval.tasks.requests.model_spec import CallMode, ModelSpec
 from roadeval.tasks.requests.pricing import WorstCase, max_output_tokens, prices_for
+from roadeval.tasks.requests.request import ModelCall
 from roadeval.tasks.requests.tokens import input_tokens
 from roadeval.tasks.shard.plan import PlannedItem, ShardPlan
 
@@ -287,3 +289,31 @@ def estimate_table(rows: Sequence[EstimateRow]) -> Table:
 
 def _total(values: Sequence[float | None]) -> float | None:
     return None if any(v is None for v in values) else sum(v for v in values if v is not None)
+
+
+def worst_case_left(
+    plans: Sequence[ShardPlan], cache: ResponseCache, judge: ModelSpec | None, run_id: str
+) -> float | None:
+    """The worst case of what a resumed run would still pay: the plans' requests the store
+    cannot answer now (every answer the run bought is kept, so it is not counted); None when
+    some of it has no price or no output bound, or there are no plans."""
+    if not plans:
+        return None
+    refreshed = [_refreshed(plan, cache) for plan in plans]
+    rows = estimate_plans(refreshed, judge, run_id, datetime.now(UTC))
+    worst = [row.worst_usd for row in rows if row.requests_worst]
+    if any(value is None for value in worst):
+        return None  # an unpriced model or an unbounded output: no honest bound
+    return float(sum(value for value in worst if value is not None))
+
+
+def _refreshed(plan: ShardPlan, cache: ResponseCache) -> ShardPlan:
+    """The plan with its stored answers looked up again (a re-ask only after its attempt before
+    was found, as the plan stage does)."""
+    items = []
+    for planned in plan.items:
+        found: list[ModelCall | None] = []
+        for request in planned.requests:
+            found.append(cache.lookup(request) if not found or found[-1] is not None else None)
+        items.append(replace(planned, stored=tuple(found)))
+    return replace(plan, items=tuple(items))

@@ -65,6 +65,11 @@ class SuiteRecord(_Record):
     # file -> field -> rows carrying it, for fields outside the release's row format.
     unknown_fields: dict[str, dict[str, int]]
     unknown_fields_message: str | None
+    # The suite's scorer version, and a digest of everything that decides its scores besides
+    # the answers (that version, the suite's options, the judge for a judged suite): a rerun
+    # copies a baseline's score rows only where this digest is the baseline's.
+    scorer_version: str = ""
+    scoring_key: str = ""
 
 
 class GenerationRecord(_Record):
@@ -77,6 +82,19 @@ class GenerationRecord(_Record):
     panel: dict[str, Any]
     sent: dict[str, Any]
     departures: dict[str, Any]
+
+
+class BaselineRecord(_Record):
+    """The finished run a run was compared with: the last of its panel, or the one asked for
+    (`--against`); and per suite, whether its scores could be copied."""
+
+    run_id: str
+    chosen_by: str
+    started_at: IsoTime
+    code_version: str
+    # Suites whose scoring (scorer version, options, judge) differs from the baseline's: every
+    # stored answer of theirs was scored again.
+    rescored_suites: list[str] = Field(default_factory=list)
 
 
 class RunManifest(_Record):
@@ -107,6 +125,10 @@ class RunManifest(_Record):
     answer_processes: int = 0
     dry_run: bool = False
     budget_usd: float | None = None
+    # The run this one was compared with (its changes and reuse), None when it had none.
+    baseline: BaselineRecord | None = None
+    # A rescore: no model was called, every answer was the store's.
+    rescore: bool = False
     status: str | None = None
     message: str | None = None
 

@@ -17,6 +17,7 @@ from roadeval.tasks.shard.asking import Asker
 from roadeval.tasks.shard.plan import PlannedItem
 
 if TYPE_CHECKING:
+    from roadeval.storage.records import ScoreRow
     from roadeval.tasks.shard.remote_scoring import ScorerError
 
 
@@ -38,6 +39,8 @@ class ItemOutcome:
 
     `stopped` marks an item the run's stop cut short: never counted as a model error.
     `scorer_error` is set (and `score` None) when the suite's scorer raised on the final answer.
+    `copied_scores` holds the baseline run's score rows when the outcome is the baseline's,
+    copied whole (see `rerun.answers`): they land as they are, under this run.
     """
 
     item: Item
@@ -46,6 +49,11 @@ class ItemOutcome:
     judge_calls: list[ModelCall] = field(default_factory=list)
     stopped: bool = False
     scorer_error: ScorerError | None = None
+    copied_scores: tuple[ScoreRow, ...] | None = None
+    # Copied whole from the baseline run: neither asked nor scored by this run.
+    reused: bool = False
+    # Which of the model's independent samples of the item this is.
+    sample: int = 1
 
     @property
     def responses(self) -> list[ModelCall]:
@@ -79,7 +87,7 @@ class ItemOutcome:
 async def answer_item(suite: Suite, planned: PlannedItem, asker: Asker) -> ItemOutcome:
     """Run the asking protocol for one item; a call error ends it, never as a wrong answer."""
     item = planned.item
-    outcome = ItemOutcome(item)
+    outcome = ItemOutcome(item, sample=planned.requests[0].sample)
     for request, stored in zip(planned.requests, planned.stored, strict=True):
         # A stored answer costs nothing, so it is taken even once the run is stopping.
         call = CallOutcome([stored]) if stored is not None else await asker.ask_unanswered(request)

@@ -183,9 +183,11 @@ class AnswerWorkers:
 
     def can_take(self, plan: ShardPlan, remote: RemoteScoring | None) -> bool:
         """Whether a worker may answer the shard: not a batch model's (its batches are the
-        driver's), not one whose scoring goes to the scoring cluster (the driver holds it)."""
+        driver's), not one whose scoring goes to the scoring cluster (the driver holds it), not
+        one with nothing to ask."""
         shard = plan.shard
-        if shard.client.spec.mode is CallMode.BATCH:
+        if shard.client.spec.mode is CallMode.BATCH or not plan.asks:
+            # Nothing to ask (every outcome is the baseline's): copying is the driver's work.
             return False
         return remote is None or not any(shard.suite.heavy_scoring(p.item) for p in plan.items)
 

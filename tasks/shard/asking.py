@@ -9,6 +9,7 @@ cannot be kept must not be bought.
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import Callable, Coroutine
 from dataclasses import replace
 from typing import Any, TypeVar
@@ -20,28 +21,45 @@ from roadeval.tasks.cache.responses import ResponseCache
 from roadeval.tasks.cache.store_calls import call_store
 from roadeval.tasks.calls.gateway import CallOutcome, ModelClient
 from roadeval.tasks.requests.model_spec import CallMode
-from roadeval.tasks.requests.request import ModelCall, ModelRequest
+from roadeval.tasks.requests.request import ErrorKind, ModelCall, ModelRequest
 
 T = TypeVar("T")
 
 
-def asker_for(client: ModelClient, cache: ResponseCache, store: Store, run_id: str) -> Asker:
+def asker_for(
+    client: ModelClient, cache: ResponseCache, store: Store, run_id: str, *, offline: bool = False
+) -> Asker:
     """The asker of a model in a run: its client, the store's answers, and claims on what it
-    sends (they keep concurrent runs from paying twice; a model that costs nothing needs none)."""
-    claims = None if client.spec.is_baseline else RequestClaims(store, run_id)
-    return Asker(client, cache, claims)
+    sends (they keep concurrent runs from paying twice; a model that costs nothing needs none).
+    An `offline` asker (a rescore) sends nothing: a request the store cannot answer is an
+    error of kind `not_stored`."""
+    claims = None if client.spec.is_baseline or offline else RequestClaims(store, run_id)
+    return Asker(client, cache, claims, offline=offline)
+
+
+# Requests being asked in this process, per model: a second item whose request is the same
+# (same key) waits for the first one's answer instead of sending it again, in any shard.
+_IN_FLIGHT: weakref.WeakKeyDictionary[ModelClient, dict[str, asyncio.Future[CallOutcome]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 class Asker:
     """Asks one model's requests against one store, with or without claims."""
 
     def __init__(
-        self, client: ModelClient, cache: ResponseCache, claims: RequestClaims | None
+        self,
+        client: ModelClient,
+        cache: ResponseCache,
+        claims: RequestClaims | None,
+        *,
+        offline: bool = False,
     ) -> None:
         self.client = client
         self.cache = cache
         # None asks without claiming: for models that cost nothing (the built-in baselines).
         self.claims = claims
+        self.offline = offline
         self.renewals = LeaseRenewals(claims, self._store) if claims is not None else None
 
     async def _store(self, fn: Callable[..., T], *args: object) -> T:
@@ -56,7 +74,37 @@ class Asker:
 
     async def ask_unanswered(self, request: ModelRequest) -> CallOutcome:
         """`ask` for a request already looked up and not found (by the plan): no second look
-        before claiming it; the claim's own check catches an answer kept since."""
+        before claiming it; the claim's own check catches an answer kept since. A request
+        that is being asked already (another item with the same request) is not sent again:
+        it shares that answer, as an answer reused."""
+        in_flight = _IN_FLIGHT.setdefault(self.client, {})
+        pending = in_flight.get(request.key)
+        if pending is not None:
+            return _shared(await asyncio.shield(pending), request)
+        future: asyncio.Future[CallOutcome] = asyncio.get_running_loop().create_future()
+        in_flight[request.key] = future
+        try:
+            outcome = await self._ask_once(request)
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+        except BaseException as exc:
+            future.set_exception(exc)
+            # Retrieved here, so a request nobody else waited for logs no stray exception.
+            future.exception()
+            raise
+        else:
+            future.set_result(outcome)
+            return outcome
+        finally:
+            del in_flight[request.key]
+
+    async def _ask_once(self, request: ModelRequest) -> CallOutcome:
+        if self.offline:
+            cached = await self._store(self.cache.get, request.key)
+            if cached is not None:
+                return _reused(cached, request)
+            return CallOutcome([_not_stored(self.client, request)])
         if self.client.spec.mode is CallMode.BATCH:
             # Grouped into the provider's batches (which keep their answers and are recorded
             # in the store, so no run pays twice for them); no per-request claims.
@@ -160,6 +208,33 @@ class LeaseRenewals:
                 finally:
                     del self._renewing[lease]
                     done.set_result(None)
+
+
+def _shared(outcome: CallOutcome, request: ModelRequest) -> CallOutcome:
+    """Another item's outcome of the same request, as this item's: its answer reused (cost
+    nothing, sent nothing), its error as the same error (not sent again), its stop a stop."""
+    if outcome.stopped or outcome.final is None:
+        return CallOutcome(stopped=outcome.stopped)
+    final = outcome.final
+    if final.ok:
+        return _reused(replace(final, cached=True, try_number=0), request)
+    return CallOutcome([replace(final, role=request.role, try_number=0, cached=False)])
+
+
+def _not_stored(client: ModelClient, request: ModelRequest) -> ModelCall:
+    return ModelCall(
+        request_key=request.key,
+        model=client.spec.model,
+        attempt=request.attempt,
+        error_kind=ErrorKind.NOT_STORED,
+        error_message=(
+            f"a rescore asks no model, and the store holds no answer to this request of "
+            f"{client.spec.label} (attempt {request.attempt})"
+        ),
+        try_number=0,
+        api_base=client.api_base,
+        role=request.role,
+    )
 
 
 def _reused(stored: ModelCall, request: ModelRequest) -> CallOutcome:

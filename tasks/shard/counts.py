@@ -31,7 +31,10 @@ class Counts(BaseModel):
     retries: int = Field(default=0, description="HTTP requests that retried a failed one")
     cached: int = Field(
         default=0,
-        description="answers reused from the store (bought by an earlier or a concurrent run)",
+        description=(
+            "answers reused from the store (bought by an earlier or a concurrent run, or by "
+            "another item of this run with the same request)"
+        ),
     )
     errors: int = Field(
         default=0,
@@ -60,6 +63,13 @@ class Counts(BaseModel):
         description="answers that could not be read (scored by the protocol's bad-answer rule)",
     )
     reasks: int = Field(default=0, description="re-asks made by the suite's protocol")
+    scores_reused: int = Field(
+        default=0,
+        description=(
+            "items whose answers and score rows were copied from the baseline run (the same "
+            "requests, the same item, the same scorer): neither asked nor scored again"
+        ),
+    )
     judge_calls: int = Field(
         default=0, description="requests made to the judge (the panel's `judge:`) to score answers"
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -19,11 +19,12 @@ from typing import Any
 from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.messages import ImageRef, Message
 from roadeval.benchmarks.suite import Suite
-from roadeval.storage.records import PlanRow
+from roadeval.storage.records import PlanRow, ScoreRow
 from roadeval.tasks.cache.responses import ResponseCache
 from roadeval.tasks.calls.gateway import ModelClient
 from roadeval.tasks.requests.request import ModelCall, ModelRequest
 from roadeval.tasks.requests.tokens import input_tokens, text_tokens
+from roadeval.tasks.rerun.answers import ShardBaseline, StoredOutcome
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,10 @@ class Shard:
     suite: Suite
     client: ModelClient
     items: list[Item]
+    # A rescore: answers come from the store alone, and no model (the judge included) is asked.
+    rescore: bool = False
+    # Which of the model's independent samples the shard asks (1 unless `samples:` is set).
+    sample: int = 1
 
     @property
     def name(self) -> str:
@@ -44,19 +49,30 @@ class Shard:
 
 @dataclass(frozen=True)
 class PlannedItem:
-    """One item's requests, attempt by attempt, and the answers the store already holds."""
+    """One item's requests, attempt by attempt, and the answers the store already holds; on a
+    rerun, the baseline's whole outcome when it may be copied (`reused`: neither asked nor
+    scored again), else the baseline's score rows of the item, to say what moved."""
 
     item: Item
     requests: tuple[ModelRequest, ...]
     stored: tuple[ModelCall | None, ...]
     images: int
     prompt_tokens_est: int | None
+    reused: StoredOutcome | None = None
+    baseline_scores: tuple[ScoreRow, ...] = ()
 
 
 @dataclass(frozen=True)
 class ShardPlan:
     shard: Shard
     items: tuple[PlannedItem, ...]
+    # The run the plan was compared with (None: no baseline).
+    baseline_run_id: str | None = None
+
+    @property
+    def asks(self) -> bool:
+        """Whether any item is to be asked or scored (not copied whole from the baseline)."""
+        return any(planned.reused is None for planned in self.items)
 
 
 def estimate_prompt_tokens(client: ModelClient, messages: Sequence[Message]) -> int | None:
@@ -90,7 +106,11 @@ def shared_prompt(suite: Suite, item: Item, images: Sequence[ImageRef]) -> list[
 
 
 def plan_item(
-    shard: Shard, item: Item, images: Sequence[ImageRef], cache: ResponseCache
+    shard: Shard,
+    item: Item,
+    images: Sequence[ImageRef],
+    cache: ResponseCache,
+    baseline: ShardBaseline | None = None,
 ) -> PlannedItem:
     suite, client = shard.suite, shard.client
     messages = shared_prompt(suite, item, images)
@@ -98,31 +118,67 @@ def plan_item(
     text = estimate_prompt_tokens(client, messages)
     tokens_in = None if text is None else input_tokens(client.spec.model, messages, text)
     requests = tuple(
-        client.request(messages, attempt, item=item, settings=settings, tokens_in_est=tokens_in)
+        client.request(
+            messages,
+            attempt,
+            item=item,
+            settings=settings,
+            tokens_in_est=tokens_in,
+            sample=shard.sample,
+        )
         for attempt in range(1, suite.max_attempts + 1)
     )
-    stored = _stored(requests, cache)
-    return PlannedItem(item, requests, stored, len(images), text)
+    if baseline is None:
+        return PlannedItem(item, requests, _stored(requests, cache), len(images), text)
+    answers = baseline.answers
+    outcome = answers.outcomes.get((item.item_id, shard.sample))
+    keys = [request.key for request in requests]
+    if baseline.copy_scores and outcome is not None and outcome.matches(item.content_hash, keys):
+        stored = tuple(outcome.calls) + (None,) * (len(requests) - len(outcome.calls))
+        return PlannedItem(item, requests, stored, len(images), text, reused=outcome)
+    return PlannedItem(
+        item,
+        requests,
+        _stored(requests, cache, answers.stored),
+        len(images),
+        text,
+        baseline_scores=answers.scores.get((item.item_id, shard.sample), ()),
+    )
 
 
-def _stored(requests: Sequence[ModelRequest], cache: ResponseCache) -> tuple[ModelCall | None, ...]:
-    """The stored answer to each attempt's request. A re-ask is looked up only when the attempt
+def _stored(
+    requests: Sequence[ModelRequest],
+    cache: ResponseCache,
+    known: Callable[[str], ModelCall | None] | None = None,
+) -> tuple[ModelCall | None, ...]:
+    """The stored answer to each attempt's request: the baseline's (`known`, read in bulk)
+    or, failing that, the response cache's. A re-ask is looked up only when the attempt
     before it was found: one is only ever made after the other, so this saves the look-ups (one
     request each on S3) that would find nothing."""
     found: list[ModelCall | None] = []
     for request in requests:
-        found.append(cache.lookup(request) if not found or found[-1] is not None else None)
+        if found and found[-1] is None:
+            found.append(None)
+            continue
+        answer = known(request.key) if known is not None else None
+        found.append(answer if answer is not None else cache.lookup(request))
     return tuple(found)
 
 
 def plan_shard(
-    shard: Shard, renders: dict[str, tuple[ImageRef, ...]], cache: ResponseCache
+    shard: Shard,
+    renders: dict[str, tuple[ImageRef, ...]],
+    cache: ResponseCache,
+    baseline: ShardBaseline | None = None,
 ) -> ShardPlan:
-    """Plan every item of the shard from its renders (CPU and store look-ups: run it off the
-    gateway loop)."""
+    """Plan every item of the shard from its renders, and from the baseline run's answers on
+    a rerun (CPU and store look-ups: run it off the gateway loop)."""
     return ShardPlan(
         shard,
-        tuple(plan_item(shard, item, renders[item.item_id], cache) for item in shard.items),
+        tuple(
+            plan_item(shard, item, renders[item.item_id], cache, baseline) for item in shard.items
+        ),
+        baseline.answers.run_id if baseline is not None else None,
     )
 
 
@@ -140,6 +196,7 @@ def plan_rows(plan: ShardPlan, judge: ModelClient | None, now: datetime) -> list
             "task": item.task,
             "item_id": item.item_id,
             "content_hash": item.content_hash,
+            "sample": shard.sample,
             "answer_model": client.spec.label,
             "created_at": now,
         }

@@ -9,6 +9,7 @@ cache, claims and retries have one authority however many workers judge.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import threading
@@ -31,6 +32,7 @@ from roadeval.tasks.requests.model_spec import ModelSpec
 from roadeval.tasks.requests.request import ModelCall
 
 if TYPE_CHECKING:
+    from roadeval.storage.records import ScoreRow
     from roadeval.tasks.calls.authority import AuthorityAddress, AuthorityServer
     from roadeval.tasks.calls.gateway import ModelClient
 
@@ -84,6 +86,13 @@ class ScorerError:
         if len(message) > MAX_ERROR_MESSAGE:
             message = message[:MAX_ERROR_MESSAGE] + "..."
         return cls(type(exc).__name__, message)
+
+    @classmethod
+    def from_row(cls, row: ScoreRow) -> ScorerError:
+        """The error a landed `*` score row records (see `rows.score_rows`)."""
+        details = json.loads(row.details_json) if row.details_json else {}
+        error = details.get(SCORER_ERROR) or {}
+        return cls(str(error.get("type", "")), str(error.get("message", "")))
 
     @property
     def reason(self) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -19,7 +20,7 @@ def _json(value: Any) -> str:
 
 
 def _whose(run_id: str, client: ModelClient, outcome: ItemOutcome) -> dict[str, Any]:
-    """The columns every row starts with: which run, item and model it is about."""
+    """The columns every row starts with: which run, item (and sample) and model it is about."""
     item = outcome.item
     return {
         "run_id": run_id,
@@ -28,6 +29,7 @@ def _whose(run_id: str, client: ModelClient, outcome: ItemOutcome) -> dict[str, 
         "item_id": item.item_id,
         "content_hash": item.content_hash,
         "model": client.spec.label,
+        "sample": outcome.sample,
     }
 
 
@@ -96,8 +98,11 @@ def parse_rows(run_id: str, client: ModelClient, outcome: ItemOutcome) -> Iterat
         )
 
 
-def score_rows(run_id: str, client: ModelClient, outcome: ItemOutcome) -> Iterator[ScoreRow]:
-    """One row per metric: a value, or (unscored) the reason there is none.
+def score_rows(
+    run_id: str, client: ModelClient, outcome: ItemOutcome, scorer_version: str
+) -> Iterator[ScoreRow]:
+    """One row per metric: a value, or (unscored) the reason there is none; an outcome copied
+    from the baseline run, its rows as they were (this run's id and model name on them).
 
     An item whose scorer raised has no metric values, and the suite cannot say which metrics it
     would have had (they may depend on the answer): it gets one row, metric `*` (every metric),
@@ -106,6 +111,10 @@ def score_rows(run_id: str, client: ModelClient, outcome: ItemOutcome) -> Iterat
     counts it, and no metric's mean or count includes it."""
     answer = outcome.answer
     if answer is None:
+        return
+    if outcome.copied_scores is not None:
+        for row in outcome.copied_scores:
+            yield replace(row, run_id=run_id, model=client.spec.label, sample=outcome.sample)
         return
     error = outcome.scorer_error
     if error is not None:
@@ -123,6 +132,7 @@ def score_rows(run_id: str, client: ModelClient, outcome: ItemOutcome) -> Iterat
             judge_params_json=None,
             judge_reply=None,
             details_json=_json(details),
+            scorer_version=scorer_version,
         )
         return
     score = outcome.score
@@ -145,6 +155,7 @@ def score_rows(run_id: str, client: ModelClient, outcome: ItemOutcome) -> Iterat
         "judge_params_json": _json(judged.params) if judged else None,
         "judge_reply": (judged.text or judged.error) if judged else None,
         "details_json": _json(details) if details else None,
+        "scorer_version": scorer_version,
     }
     for metric, value in score.values.items():
         yield ScoreRow(

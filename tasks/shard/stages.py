@@ -13,16 +13,19 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from roadeval.benchmarks.suite import ParseStatus, ScoredItem
+from roadeval.benchmarks.suite import ItemScore, ParseStatus, ScoredItem
 from roadeval.storage.landing import Part, land
+from roadeval.storage.records import ParseRow, ResponseRow, ScoreChangeRow, ScoreRow
 from roadeval.storage.store import Store, StoreError, describe_store_error
 from roadeval.tasks.cache.responses import CorruptEntry, ResponseCache
 from roadeval.tasks.calls.gateway import ModelClient, run_on_gateway
-from roadeval.tasks.shard.answer import ItemOutcome, answer_item
+from roadeval.tasks.rerun.answers import parsed_answer
+from roadeval.tasks.rerun.deltas import score_changes
+from roadeval.tasks.shard.answer import Attempt, ItemOutcome, answer_item
 from roadeval.tasks.shard.asking import asker_for
 from roadeval.tasks.shard.counts import EVERY_METRIC, new_counts
-from roadeval.tasks.shard.plan import Shard, ShardPlan
-from roadeval.tasks.shard.remote_scoring import RemoteScoring
+from roadeval.tasks.shard.plan import PlannedItem, Shard, ShardPlan
+from roadeval.tasks.shard.remote_scoring import RemoteScoring, ScorerError
 from roadeval.tasks.shard.rows import parse_rows, response_rows, score_rows
 from roadeval.tasks.shard.scoring import ScorerErrors, score_all
 
@@ -65,23 +68,31 @@ def run_shard(
     remote: RemoteScoring | None = None,
 ) -> ShardResult:
     """Ask every planned item, score the answers (the heavy ones on `remote`, the scoring
-    cluster, when there is one), then publish the shard's rows at once."""
+    cluster, when there is one), then publish the shard's rows at once. An item whose
+    baseline outcome is reused whole is neither asked nor scored: its rows are copied."""
     shard = plan.shard
     cache = ResponseCache(store)
-    asker = asker_for(shard.client, cache, store, shard.run_id)
+    asker = asker_for(shard.client, cache, store, shard.run_id, offline=shard.rescore)
     judged = judge is not None and shard.suite.uses_judge
-    judge_asker = asker_for(judge, cache, store, shard.run_id) if judged and judge else None
+    judge_asker = (
+        asker_for(judge, cache, store, shard.run_id, offline=shard.rescore)
+        if judged and judge
+        else None
+    )
+    fresh = [planned for planned in plan.items if planned.reused is None]
 
     async def _stages() -> list[ItemOutcome]:
-        outcomes = list(
-            await asyncio.gather(*(answer_item(shard.suite, p, asker) for p in plan.items))
-        )
+        outcomes = list(await asyncio.gather(*(answer_item(shard.suite, p, asker) for p in fresh)))
         errors = ScorerErrors(shard.client.spec.label, shard.client.redact)
         await score_all(shard.suite, outcomes, judge_asker, errors, remote)
         return outcomes
 
-    outcomes = run_on_gateway(_stages())
-    _land(shard, store, outcomes, judge if judged else None)
+    answered = iter(run_on_gateway(_stages()) if fresh else [])
+    outcomes = [
+        copied_outcome(planned) if planned.reused is not None else next(answered)
+        for planned in plan.items
+    ]
+    _land(plan, store, outcomes, judge if judged else None)
     result = summarise(shard, outcomes)
     result.corrupt_cache = list(cache.corrupt)
     result.counts["corrupt_cache"] = len(cache.corrupt)
@@ -89,17 +100,28 @@ def run_shard(
 
 
 def _land(
-    shard: Shard, store: Store, outcomes: list[ItemOutcome], judge: ModelClient | None
+    plan: ShardPlan, store: Store, outcomes: list[ItemOutcome], judge: ModelClient | None
 ) -> None:
+    shard = plan.shard
     now = datetime.now(UTC)
     run_id, client = shard.run_id, shard.client
     where = {"suite": shard.suite.name, "model": client.spec.label}
-    asked = [outcome for outcome in outcomes if outcome.asked]
-    if not asked:
+    version = shard.suite.scorer_version
+    responses: list[ResponseRow] = []
+    parses: list[ParseRow] = []
+    scores: list[ScoreRow] = []
+    moved: list[ScoreChangeRow] = []
+    for planned, outcome in zip(plan.items, outcomes, strict=True):
+        if not outcome.asked:
+            continue
+        responses.extend(response_rows(run_id, client, judge, outcome, now))
+        parses.extend(parse_rows(run_id, client, outcome))
+        rows = list(score_rows(run_id, client, outcome, version))
+        scores.extend(rows)
+        if plan.baseline_run_id is not None and planned.baseline_scores:
+            moved.extend(score_changes(run_id, plan.baseline_run_id, planned.baseline_scores, rows))
+    if not responses:
         return
-    responses = [row for o in asked for row in response_rows(run_id, client, judge, o, now)]
-    parses = [row for o in asked for row in parse_rows(run_id, client, o)]
-    scores = [row for o in asked for row in score_rows(run_id, client, o)]
     try:
         land(
             store,
@@ -108,11 +130,39 @@ def _land(
                 Part("responses", responses, **where),
                 Part("parses", parses, **where),
                 Part("scores", scores, **where),
+                Part("score_changes", moved, **where),
             ],
         )
     except Exception as exc:
         # Only the store is written here: a failure is the store's, named as such.
         raise StoreError(describe_store_error(store.uri, exc)) from exc
+
+
+def copied_outcome(planned: PlannedItem) -> ItemOutcome:
+    """The baseline's outcome of an item, as this run's: its answers reused (cached, cost
+    nothing), its parses read back, its score rows to be copied as they are."""
+    stored = planned.reused
+    assert stored is not None
+    parses = {row.attempt: row for row in stored.parses}
+    outcome = ItemOutcome(planned.item, sample=planned.requests[0].sample)
+    outcome.attempts = [
+        Attempt([call], parsed_answer(parses[call.attempt]) if call.attempt in parses else None)
+        for call in stored.calls
+    ]
+    outcome.judge_calls = list(stored.judge_calls)
+    outcome.copied_scores = stored.scores
+    failed = [row for row in stored.scores if row.metric == EVERY_METRIC]
+    if failed:
+        outcome.scorer_error = ScorerError.from_row(failed[0])
+    else:
+        outcome.score = ItemScore(
+            values={r.metric: r.value for r in stored.scores if r.value is not None},
+            unscored={
+                r.metric: r.unscored_reason or "" for r in stored.scores if r.status == "unscored"
+            },
+        )
+    outcome.reused = True
+    return outcome
 
 
 def summarise(shard: Shard, outcomes: list[ItemOutcome]) -> ShardResult:
@@ -142,6 +192,7 @@ def summarise(shard: Shard, outcomes: list[ItemOutcome]) -> ShardResult:
             else:
                 result.cost_usd += cost
         counts["reasks"] += max(0, len(outcome.attempts) - 1)
+        counts["scores_reused"] += int(outcome.reused)
         if outcome.stopped:
             counts["interrupted" if outcome.asked else "not_run"] += 1
             continue

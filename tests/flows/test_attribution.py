@@ -83,6 +83,10 @@ def test_a_corrupt_or_empty_cache_entry_is_a_reported_miss(
     truncated, emptied = entries[0], entries[1]
     truncated.write_bytes(truncated.read_bytes()[:20])
     emptied.write_bytes(b"")
+    # A panel of another name has no baseline run to take answers from: the cache answers.
+    panel = write_panel(
+        tmp_path / "fresh.yaml", source, [_model(server, "qwen", "v")], name="fresh"
+    )
     again = invoke("run", "--panel", str(panel), "--store", str(store))
     assert again.exit_code == 0, again.output
     # Only the two broken entries were asked again; the rest came from the store.

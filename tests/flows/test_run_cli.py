@@ -28,7 +28,7 @@ pytestmark = pytest.mark.usefixtures("under_prefect")
 
 def test_demo_runs_offline_and_query_answers(tmp_path: Path) -> None:
     store = str(tmp_path / "store")
-    result = invoke("demo", "--store", store)
+    first = result = invoke("demo", "--store", store)
     assert result.exit_code == 0, result.output
     assert "trip: metrics per task" in result.output
     assert "trip: per slice" in result.output
@@ -62,6 +62,21 @@ def test_demo_runs_offline_and_query_answers(tmp_path: Path) -> None:
         "and metric = 'judge_score' and status = 'scored' group by all",
     )
     assert judged[1:] == ["baseline-judge,6"]
+    # The demo run again prints the same metrics, table for table: every answer it scores is
+    # the one stored under the request key it names.
+    again = invoke("demo", "--store", store)
+    assert again.exit_code == 0, again.output
+
+    def metrics_part(output: str) -> str:
+        return output[: output.index("run health")]
+
+    assert metrics_part(again.output) == metrics_part(first.output)
+    per_run = query_csv(
+        store,
+        "select r.baseline_run_id is not null, count(*) from scores s join runs r using (run_id) "
+        "group by all order by all",
+    )
+    assert per_run[1].split(",")[1] == per_run[2].split(",")[1]
 
 
 def test_run_against_server_then_second_run_makes_no_calls(

@@ -11,6 +11,7 @@ from roadeval.benchmarks.output import ModelOutput
 from roadeval.benchmarks.registry import BaselineCall, find_baseline, get_suite
 from roadeval.benchmarks.roadbench.metrics_lanes import rule_designations
 from roadeval.benchmarks.suite import ParseStatus
+from roadeval.tasks.requests.request import request_key
 
 SUITE = get_suite("roadbench")
 
@@ -23,7 +24,10 @@ def items(tmp_path_factory: pytest.TempPathFactory) -> list[Item]:
 def ask(name: str, item: Item, seed: int = 0, attempt: int = 1) -> str:
     baseline = find_baseline(name, "roadbench", item.task)
     assert baseline is not None
-    call = BaselineCall.blind(item, seed, attempt)
+    # Keyed as the gateway keys it: by the request the item's prompt sends.
+    messages = SUITE.prompt(item, SUITE.render(item))
+    key = request_key(f"roadeval/{name}", {"seed": seed}, messages, attempt)
+    call = BaselineCall.blind(item, seed, attempt, key)
     return baseline.fn(call)
 
 
@@ -63,7 +67,7 @@ def test_always_two(items: list[Item]) -> None:
     assert SUITE.parse(item, ModelOutput(ask("always-2", item))).value == 2
 
 
-def test_random_is_seeded_per_item_and_attempt(items: list[Item]) -> None:
+def test_random_is_seeded_per_request_seed_and_attempt(items: list[Item]) -> None:
     lane_items = [item for item in items if item.task == "1"]
     first = [ask("random", item, seed=3) for item in lane_items]
     assert first == [ask("random", item, seed=3) for item in lane_items]

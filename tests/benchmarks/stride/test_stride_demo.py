@@ -14,6 +14,7 @@ from roadeval.benchmarks.registry import BaselineCall, find_baseline
 from roadeval.benchmarks.stride.baselines import random_answer
 from roadeval.benchmarks.stride.suite import StrideSuite
 from roadeval.benchmarks.suite import ParseStatus, ScoredItem
+from roadeval.tasks.requests.request import request_key
 
 
 def _files(root: Path) -> dict[str, bytes]:
@@ -84,10 +85,11 @@ async def test_random_baseline_runs_end_to_end(tmp_path: Path) -> None:
     assert baseline is not None and baseline.fn is random_answer
     scored = []
     for item in items:
-        call = BaselineCall.blind(item, seed=3, attempt=1)
+        key = request_key("roadeval/random", {"seed": 3}, suite.prompt(item, suite.render(item)), 1)
+        call = BaselineCall.blind(item, seed=3, attempt=1, request_key=key)
         reply = baseline.fn(call)
         assert isinstance(reply, str)
-        assert reply == baseline.fn(BaselineCall.blind(item, seed=3, attempt=1))
+        assert reply == baseline.fn(BaselineCall.blind(item, seed=3, attempt=1, request_key=key))
         output = ModelOutput(reply)
         parsed = suite.parse(item, output)
         assert parsed.status is ParseStatus.OK, (item.item_id, reply, parsed)

@@ -10,6 +10,7 @@ from roadeval.benchmarks.suite import ParseStatus
 from roadeval.benchmarks.tbbench.answers import grade, read_answer
 from roadeval.benchmarks.tbbench.baselines import CLASS_PHRASES, random_answer
 from roadeval.benchmarks.tbbench.keywords import KEYWORD_TABLES
+from roadeval.tasks.requests.request import request_key
 
 
 @pytest.mark.parametrize(
@@ -88,7 +89,11 @@ def _call(task: str, item_id: str, question: str, seed: int = 0, attempt: int = 
         answer_kind=AnswerKind.LABEL,
         reference="front",
     )
-    return BaselineCall.blind(item, seed, attempt)
+    # Keyed by a request (this bare item has no release labels to build the suite's prompt from;
+    # its question stands for the prompt).
+    messages = [{"role": "user", "content": question}]
+    key = request_key("roadeval/random", {"seed": seed}, messages, attempt)
+    return BaselineCall.blind(item, seed, attempt, key)
 
 
 def test_random_baseline_is_registered_seeded_and_readable() -> None:
@@ -96,7 +101,7 @@ def test_random_baseline_is_registered_seeded_and_readable() -> None:
     assert entry is not None and entry.fn is random_answer
     first = random_answer(_call("RD", "RD-0001", "How far?"))
     assert first == random_answer(_call("RD", "RD-0001", "How far?"))
-    answers = {random_answer(_call("SR", f"SR-{i:04d}", "Where?")) for i in range(60)}
+    answers = {random_answer(_call("SR", f"SR-{i:04d}", f"Where is car {i}?")) for i in range(60)}
     assert answers == set(CLASS_PHRASES["SR"].values())
     angle = random_answer(_call("OR", "OR-0001", "At what angle in degrees?"))
     assert read_answer("OR", "30 degrees", angle).status is ParseStatus.OK

@@ -22,6 +22,7 @@ from roadeval.benchmarks.tbbench.demo import (
 from roadeval.benchmarks.tbbench.demo_drawing import Vehicle
 from roadeval.benchmarks.tbbench.suite import TBBenchSuite
 from roadeval.benchmarks.tbbench.tasks import TASK_CODES
+from roadeval.tasks.requests.request import request_key
 
 
 def _files(root: Path) -> dict[str, bytes]:
@@ -95,7 +96,8 @@ def test_demo_golds_are_answerable_and_random_baseline_runs(tmp_path: Path) -> N
     assert baseline is not None
     scored = []
     for item in items:
-        call = BaselineCall.blind(item, 7, 1)
+        key = request_key("roadeval/random", {"seed": 7}, suite.prompt(item, suite.render(item)), 1)
+        call = BaselineCall.blind(item, 7, 1, key)
         parsed = suite.parse(item, ModelOutput(baseline.fn(call)))
         assert parsed.status.value == "ok", (item.item_id, parsed)
         scored.append(ScoredItem(item, parsed, suite.score(item, parsed)))

@@ -15,6 +15,7 @@ from roadeval.benchmarks.suite import ParseStatus
 from roadeval.benchmarks.v2xqa.answers import EXACT_RULE
 from roadeval.benchmarks.v2xqa.suite import V2XQASuite
 from roadeval.benchmarks.v2xqa.tasks import SUITE_NAME, TASK_IDS
+from roadeval.tasks.requests.request import request_key
 
 SUITE = V2XQASuite()
 
@@ -27,7 +28,10 @@ def items(tmp_path_factory: pytest.TempPathFactory) -> list[Item]:
 def reply(name: str, item: Item, seed: int = 0, attempt: int = 1) -> BaselineReply:
     baseline = find_baseline(name, SUITE_NAME, item.task)
     assert baseline is not None, (name, item.task)
-    answer = baseline.fn(BaselineCall.blind(item, seed, attempt))
+    # Keyed as the gateway keys it: by the request the item's prompt sends.
+    messages = SUITE.prompt(item, SUITE.render(item))
+    key = request_key(f"roadeval/{name}", {"seed": seed}, messages, attempt)
+    answer = baseline.fn(BaselineCall.blind(item, seed, attempt, key))
     assert isinstance(answer, BaselineReply)
     return answer
 

@@ -24,9 +24,15 @@ from support.model_server import ModelServer, Reply
 def text_items(root: Path, n: int) -> list[Item]:
     suite = get_suite("trip")
     demo = [i for i in suite.load(suite.generate_demo(root)).items if not i.media]
+    # Validated anew, so each copy has its own content hash (and so its own prompt).
     return [
-        demo[k % len(demo)].model_copy(
-            update={"item_id": f"w-{k}", "question": f"{demo[k % len(demo)].question} #{k}"}
+        Item.model_validate(
+            {
+                **demo[k % len(demo)].model_dump(),
+                "item_id": f"w-{k}",
+                "question": f"{demo[k % len(demo)].question} #{k}",
+                "content_hash": "",
+            }
         )
         for k in range(n)
     ]

@@ -1,0 +1,144 @@
+"""The commands that compare runs: `changes` (what a run landed against its baseline run) and
+`diff` (any two runs of one panel, computed the same way). Both print the same summary
+(`run_diff`): items per suite and kind of change, score changes and flipped verdicts per suite x
+model, and the metrics that moved; `changes RUN` and `diff BASELINE RUN` print the same."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.table import Table
+
+from roadeval.flows.cli_app import app, consoles, fail, printable
+from roadeval.flows.cli_store import StoreOption
+
+if TYPE_CHECKING:
+    from roadeval.flows.run_diff import RunDiff
+    from roadeval.storage.store import Store
+
+AllOption = Annotated[
+    bool, typer.Option("--all", help="list every metric that moved, not only the first ones")
+]
+
+
+@app.command()
+def changes(
+    run: Annotated[
+        str | None, typer.Argument(help="the run (default: the latest run in the store)")
+    ] = None,
+    store: StoreOption = None,
+    show_all: AllOption = False,
+) -> None:
+    """What a run changed against its baseline run, as it landed it: items added, removed and
+    changed, verdicts that flipped, metrics that moved."""
+    from roadeval.flows.run_diff import NoBaseline, landed
+
+    with _reading():
+        opened = _open(store)
+        try:
+            found = landed(opened, run if run is not None else _latest_run(opened))
+        except NoBaseline as exc:
+            # Not an error: the run was its panel's first, there is nothing to show.
+            consoles.out.print(printable(str(exc)))
+            return
+    print_diff(found, show_all)
+
+
+@app.command()
+def diff(
+    run_a: Annotated[str, typer.Argument(help="the run compared with (the older, say)")],
+    run_b: Annotated[str, typer.Argument(help="the run compared, of the same panel")],
+    store: StoreOption = None,
+    show_all: AllOption = False,
+) -> None:
+    """Compare any two runs of one panel as a rerun is compared with its baseline run: RUN_B's
+    items, scores and metrics against RUN_A's."""
+    from roadeval.flows.run_diff import between
+
+    with _reading():
+        found = between(_open(store), run_a, run_b)
+    print_diff(found, show_all)
+
+
+@contextmanager
+def _reading() -> Iterator[None]:
+    """A store that cannot be read, or runs that cannot be compared (`DiffError`, a
+    ValueError): one line, exit 2."""
+    import duckdb
+
+    try:
+        yield
+    except duckdb.Error as exc:
+        fail(f"the store could not be read: {exc}")
+    except (OSError, ValueError) as exc:
+        fail(str(exc))
+
+
+def _open(store: str | None) -> Store:
+    from roadeval.storage.store import open_store
+
+    opened = open_store(store)
+    if not opened.is_present():
+        fail(f"no roadeval store at {opened.uri}: nothing has been landed there")
+    return opened
+
+
+def _latest_run(store: Store) -> str:
+    """The run started last in the store (whatever its status)."""
+    from roadeval.storage.catalog import connect
+
+    with closing(connect(store)) as con:
+        row = con.execute(
+            "select run_id from runs order by started_at desc, run_id desc"
+        ).fetchone()
+    if row is None:
+        fail(f"no run in the store {store.uri}: nothing to show the changes of")
+    return str(row[0])
+
+
+def print_diff(diff: RunDiff, show_all: bool = False) -> None:
+    """The diff as rich tables: items, score changes, metrics that moved."""
+    from roadeval.flows.run_diff import (
+        KINDS,
+        METRIC_LIMIT,
+        header,
+        item_counts,
+        metric_texts,
+        more_text,
+        moved_metrics,
+        score_lines,
+    )
+
+    out = consoles.out
+    out.print(printable(header(diff)))
+    items = Table("suite", *KINDS, title="items", title_justify="left")
+    for suite, counts in item_counts(diff).items():
+        items.add_row(printable(suite), *(str(counts[kind]) for kind in KINDS))
+    out.print(items)
+    scores = score_lines(diff)
+    if not scores:
+        out.print("scores: none changed")
+    else:
+        columns = ("suite", "model", "flipped", "1 to 0", "0 to 1", "score changes", "items")
+        table = Table(*columns, title="score changes", title_justify="left")
+        for s in scores:
+            numbers = (s.flipped, s.lost, s.gained, s.changes, s.items)
+            table.add_row(printable(s.suite), printable(s.model), *map(str, numbers))
+        out.print(table)
+    moved = moved_metrics(diff)
+    if not moved:
+        out.print("metrics moved: none")
+        return
+    shown = moved if show_all else moved[:METRIC_LIMIT]
+    headings = ("suite", "task", "model", "metric", "slice", "baseline", "new", "delta")
+    table = Table(*headings, title=f"metrics moved: {len(moved)}", title_justify="left")
+    for row in shown:
+        where, old, new, delta = metric_texts(row)
+        names = (row.suite, row.task, row.model, row.metric, where)
+        table.add_row(*map(printable, names), old, new, delta)
+    out.print(table)
+    if len(moved) > len(shown):
+        out.print(printable(more_text(len(moved) - len(shown))))

@@ -1,0 +1,214 @@
+"""What a baseline run answered and scored for one suite x model, read in bulk from the Parquet
+parts it landed (a few reads, never one per request), and what of it a rerun may reuse.
+
+An answer is reused for exactly the request key it answered. An item's score rows are copied
+only when the rerun would ask exactly what the baseline asked (the same request key at every
+attempt of the chain, so the same item content and prompt) and score it by the same rules.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from roadeval.benchmarks.output import ModelOutput, TokenLogprob
+from roadeval.benchmarks.suite import ParsedAnswer, ParseStatus
+from roadeval.storage.landing import LANDINGS, UnreadablePart, part_name, read_rows
+from roadeval.storage.records import ParseRow, ResponseRow, ScoreRow
+from roadeval.storage.store import Store
+from roadeval.storage.tables import part_key
+from roadeval.tasks.requests.request import ModelCall
+
+log = logging.getLogger(__name__)
+
+# The tables a baseline's item outcomes are read from.
+OUTCOME_TABLES = ("responses", "parses", "scores")
+
+
+@dataclass(frozen=True)
+class StoredOutcome:
+    """One item's answer chain (an answer per attempt), its parses and score rows, and the
+    judge's answers, as the baseline run landed them."""
+
+    item_id: str
+    sample: int
+    content_hash: str
+    calls: tuple[ModelCall, ...]
+    judge_calls: tuple[ModelCall, ...]
+    parses: tuple[ParseRow, ...]
+    scores: tuple[ScoreRow, ...]
+
+    def matches(self, content_hash: str, keys: Sequence[str]) -> bool:
+        """Whether a rerun of the item asks what the baseline asked: the same content, and the
+        chain's request keys attempt by attempt."""
+        if content_hash != self.content_hash or len(self.calls) > len(keys):
+            return False
+        return all(call.request_key == key for call, key in zip(self.calls, keys, strict=False))
+
+    @property
+    def final_parse(self) -> ParsedAnswer:
+        row = max(self.parses, key=lambda p: p.attempt)
+        return parsed_answer(row)
+
+
+@dataclass(frozen=True)
+class ShardBaseline:
+    """What one shard's plan may take from the baseline: answers by request key, and (when the
+    suite's scoring is the baseline's and the run is no rescore) whole scored outcomes."""
+
+    answers: BaselineAnswers
+    copy_scores: bool
+
+
+@dataclass
+class BaselineAnswers:
+    """The baseline run's answers (by request key), and item outcomes and score rows (by item
+    id and sample) of one suite x model."""
+
+    run_id: str
+    answers: dict[str, ModelCall] = field(default_factory=dict)
+    outcomes: dict[tuple[str, int], StoredOutcome] = field(default_factory=dict)
+    scores: dict[tuple[str, int], tuple[ScoreRow, ...]] = field(default_factory=dict)
+    # Parquet parts read, for the benchmark's count of store requests; parts that did not read.
+    parts_read: int = 0
+    unreadable: list[str] = field(default_factory=list)
+
+    def stored(self, request_key: str) -> ModelCall | None:
+        return self.answers.get(request_key)
+
+    @classmethod
+    def read(cls, store: Store, run_id: str, suite: str, model: str) -> BaselineAnswers:
+        """The baseline's landed rows of `suite` x `model` (one listing per table and the parts
+        of that run, read whole)."""
+        landed = {key.removeprefix(LANDINGS) for key in store.list(f"{LANDINGS}{run_id}-")}
+        tables: dict[str, list[Any]] = {}
+        unreadable: list[str] = []
+        parts_read = 0
+        for table in OUTCOME_TABLES:
+            folder = part_key(table, "x", suite=suite, model=model).rsplit("/", 1)[0] + "/"
+            keys = [
+                key
+                for key in store.list(folder)
+                if key.endswith(".parquet")
+                and part_name(key).startswith(f"{run_id}-")
+                and part_name(key) in landed
+            ]
+            parts_read += len(keys)
+            tables[table] = []
+            for key in keys:
+                try:
+                    tables[table].extend(read_rows(store, table, [key]))
+                except UnreadablePart as exc:
+                    # Its items are simply not the baseline's: asked, or found in the cache.
+                    unreadable.append(str(exc))
+                    log.warning("the baseline run's %s", exc)
+        answers = cls.of(run_id, tables["responses"], tables["parses"], tables["scores"])
+        answers.parts_read = parts_read
+        answers.unreadable = unreadable
+        return answers
+
+    @classmethod
+    def of(
+        cls,
+        run_id: str,
+        responses: Iterable[ResponseRow],
+        parses: Iterable[ParseRow],
+        scores: Iterable[ScoreRow],
+    ) -> BaselineAnswers:
+        """Index a run's rows of one suite x model."""
+        found = cls(run_id)
+        by_item: dict[tuple[str, int], list[ResponseRow]] = {}
+        for row in responses:
+            if row.error_kind is None and row.raw_text:
+                by_item.setdefault(_of(row), []).append(row)
+                if row.role == "answer":
+                    found.answers.setdefault(row.request_key, _call(row))
+        parses_of: dict[tuple[str, int], list[ParseRow]] = {}
+        for parse in parses:
+            parses_of.setdefault(_of(parse), []).append(parse)
+        scores_of: dict[tuple[str, int], list[ScoreRow]] = {}
+        for score in scores:
+            scores_of.setdefault(_of(score), []).append(score)
+        found.scores = {key: tuple(rows) for key, rows in scores_of.items()}
+        for key, rows in scores_of.items():
+            outcome = _outcome(key, by_item.get(key, []), parses_of.get(key, []), rows)
+            if outcome is not None:
+                found.outcomes[key] = outcome
+        return found
+
+
+def _of(row: ResponseRow | ParseRow | ScoreRow) -> tuple[str, int]:
+    """A row's item and sample (rows landed before samples were kept: the first)."""
+    return row.item_id, row.sample or 1
+
+
+def _call(row: ResponseRow) -> ModelCall:
+    """A landed answer as the answer a rerun reuses (cached: this run pays nothing for it)."""
+    assert row.raw_text is not None
+    logprobs = (
+        tuple(TokenLogprob.from_json(t) for t in json.loads(row.logprobs_json))
+        if row.logprobs_json
+        else None
+    )
+    output = ModelOutput(
+        text=row.raw_text,
+        finish_reason=row.finish_reason,
+        tokens_in=row.tokens_in,
+        tokens_out=row.tokens_out,
+        cost_usd=row.original_cost_usd,
+        latency_s=row.latency_s,
+        logprobs=logprobs,
+        extras=json.loads(row.extras_json) if row.extras_json else {},
+    )
+    return ModelCall(
+        request_key=row.request_key,
+        model=row.model_string,
+        attempt=row.attempt,
+        output=output,
+        cached=True,
+        try_number=0,
+        api_base=row.api_base,
+        origin_run_id=row.origin_run_id or row.run_id,
+        role=row.role,
+    )
+
+
+def _outcome(
+    key: tuple[str, int],
+    responses: list[ResponseRow],
+    parses: list[ParseRow],
+    scores: list[ScoreRow],
+) -> StoredOutcome | None:
+    """An item's whole scored chain, or None when the baseline did not land one (an error, a
+    stop, an answer missing at some attempt)."""
+    answers = {row.attempt: row for row in responses if row.role == "answer"}
+    if not parses or not answers:
+        return None
+    last = max(parse.attempt for parse in parses)
+    if sorted(answers) != list(range(1, last + 1)):
+        return None
+    content = {row.content_hash for row in scores}
+    if len(content) != 1:
+        return None
+    return StoredOutcome(
+        item_id=key[0],
+        sample=key[1],
+        content_hash=content.pop(),
+        calls=tuple(_call(answers[n]) for n in range(1, last + 1)),
+        judge_calls=tuple(_call(row) for row in responses if row.role == "judge"),
+        parses=tuple(sorted(parses, key=lambda p: p.attempt)),
+        scores=tuple(scores),
+    )
+
+
+def parsed_answer(row: ParseRow) -> ParsedAnswer:
+    """A landed parse as the suite's record of it."""
+    return ParsedAnswer(
+        status=ParseStatus(row.status),
+        value=json.loads(row.value_json),
+        rule=row.rule,
+        detail=row.detail,
+    )
