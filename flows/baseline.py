@@ -44,13 +44,16 @@ class BaselineRun:
     def suite(self, name: str) -> SuiteRecord | None:
         return next((s for s in self.manifest.suites if s.name == name), None)
 
-    def record(self, rescored: Iterable[str]) -> BaselineRecord:
+    def record(
+        self, rescored: Iterable[str], changes: Mapping[str, dict[str, int]]
+    ) -> BaselineRecord:
         return BaselineRecord(
             run_id=self.run_id,
             chosen_by=self.chosen_by,
             started_at=self.manifest.started_at,
             code_version=self.manifest.code_version,
             rescored_suites=sorted(rescored),
+            changes=dict(changes),
         )
 
 

@@ -169,6 +169,8 @@ def _report(summary: RunSummary, strict: bool = False) -> None:
                 f"[yellow]{suite.name}: {len(suite.skipped_items)} bad rows skipped "
                 f"(listed in the manifest); first: {escape(suite.skipped_items[0])}[/yellow]"
             )
+    for line in _rerun_lines(summary):
+        consoles.out.print(line)
     consoles.out.print(f"run [bold]{summary.run_id}[/bold] landed in {summary.store_uri}")
     consoles.out.print(f"manifest: {summary.store_uri.rstrip('/')}/{summary.manifest_key}")
     for line in _scorer_error_lines(summary):
@@ -184,6 +186,33 @@ def _report(summary: RunSummary, strict: bool = False) -> None:
             "raised)[/red]"
         )
         raise typer.Exit(code=1)
+
+
+def _rerun_lines(summary: RunSummary) -> list[str]:
+    """What the run took from its baseline run and what changed since (a first run: none)."""
+    manifest = summary.manifest
+    baseline = manifest.baseline
+    if baseline is None:
+        return []
+    totals = manifest.totals
+    kinds: dict[str, int] = {}
+    for counts in baseline.changes.values():
+        for kind, n in counts.items():
+            kinds[kind] = kinds.get(kind, 0) + n
+    moved = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()) if kind != "unchanged")
+    lines = [
+        f"compared with run {printable(baseline.run_id)} ({printable(baseline.chosen_by)}): "
+        f"items {moved or 'all unchanged'}; {totals.scores_reused} item scores copied, "
+        f"{totals.calls} calls made"
+    ]
+    if baseline.rescored_suites:
+        lines.append(
+            "scored again from the stored answers (scoring changed"
+            f"{' or a rescore' if manifest.rescore else ''}): "
+            + ", ".join(printable(s) for s in baseline.rescored_suites)
+        )
+    lines.append(f"what moved: roadeval changes {printable(summary.run_id)}")
+    return lines
 
 
 def _scorer_error_lines(summary: RunSummary) -> list[str]:

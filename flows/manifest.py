@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from roadeval.benchmarks.generation import departures, effective_params
+from roadeval.flows.item_changes import count_changes
 from roadeval.flows.run_parts import RunContext, RunInputs
 from roadeval.flows.suites import LoadedSuite
 from roadeval.tasks.results.manifest import (
@@ -154,7 +155,12 @@ def build_manifest(
         answer_processes=answer_processes,
         dry_run=run.dry_run,
         budget_usd=panel.budget_usd,
-        baseline=baseline.record(rescored_suites(inputs)) if baseline is not None else None,
+        baseline=baseline.record(
+            rescored_suites(inputs),
+            {suite: count_changes(rows) for suite, rows in inputs.changes.items()},
+        )
+        if baseline is not None
+        else None,
         rescore=run.rescore,
     )
 

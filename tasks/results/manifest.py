@@ -95,6 +95,8 @@ class BaselineRecord(_Record):
     # Suites whose scoring (scorer version, options, judge) differs from the baseline's: every
     # stored answer of theirs was scored again.
     rescored_suites: list[str] = Field(default_factory=list)
+    # Per suite, items per kind of change against it (`changed:prompt`, `unchanged`, ...).
+    changes: dict[str, dict[str, int]] = Field(default_factory=dict)
 
 
 class RunManifest(_Record):
