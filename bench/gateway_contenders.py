@@ -156,11 +156,17 @@ class Server:
             result: dict[str, Any] = json.load(reply)
         return result
 
+    def keys(self) -> dict[str, Any]:
+        """How often each distinct request arrived (a server started with `--count-keys`)."""
+        with urllib.request.urlopen(f"{self.control}/keys") as reply:
+            result: dict[str, Any] = json.load(reply)
+        return result
 
-def start_server(python: str, tests: Path) -> Server:
+
+def start_server(python: str, tests: Path, *options: str) -> Server:
     """The instant server, on `tests/support/model_server.py` of the `tests` folder given."""
     process = subprocess.Popen(
-        [python, str(BENCH / "contenders" / "instant_server.py"), str(tests)],
+        [python, str(BENCH / "contenders" / "instant_server.py"), str(tests), *options],
         stdout=subprocess.PIPE,
         text=True,
     )

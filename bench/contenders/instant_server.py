@@ -1,7 +1,7 @@
 """The instant model server of the gateway contenders bench, in a process of its own (so its CPU
 is no contender's), recording when each request arrives.
 
-    python bench/contenders/instant_server.py TESTS_DIR
+    python bench/contenders/instant_server.py TESTS_DIR [--count-keys]
 
 Prints one line, `API_BASE CONTROL_URL`, then serves until killed. The model `instant` answers
 "A" at once.
@@ -9,15 +9,20 @@ Prints one line, `API_BASE CONTROL_URL`, then serves until killed. The model `in
 requests arrived at or after the epoch time T, and when the first and the last of them did (null
 if none), which is how the bench measures a contender's time from launch to its first model
 request and its rate of calls.
+With `--count-keys` it also counts each distinct request (model, messages and parameters, a
+sha256 of the body): `GET CONTROL_URL/keys` answers `{"sent": n, "distinct": d, "counts": {times
+sent: how many requests were sent that often}}`, for the resume bench.
 """
 
 from __future__ import annotations
 
 import bisect
+import hashlib
 import json
 import sys
 import threading
 import time
+from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlparse
@@ -44,7 +49,30 @@ class Arrivals:
             return {"count": count, "first": self._times[start], "last": self._times[-1]}
 
 
-def control_server(arrivals: Arrivals) -> ThreadingHTTPServer:
+class KeyCounts:
+    """How often each distinct request body arrived; thread-safe."""
+
+    def __init__(self) -> None:
+        self._counts: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def add(self, body: dict[str, Any]) -> None:
+        seen = {k: v for k, v in body.items() if not k.startswith("_")}
+        digest = hashlib.sha256(json.dumps(seen, sort_keys=True).encode()).hexdigest()
+        with self._lock:
+            self._counts[digest] += 1
+
+    def summary(self) -> dict[str, Any]:
+        with self._lock:
+            often = Counter(self._counts.values())
+            return {
+                "sent": sum(self._counts.values()),
+                "distinct": len(self._counts),
+                "counts": {str(k): v for k, v in sorted(often.items())},
+            }
+
+
+def control_server(arrivals: Arrivals, keys: KeyCounts | None = None) -> ThreadingHTTPServer:
     """A second tiny server for the bench's questions, apart from the model's routes."""
 
     class Handler(BaseHTTPRequestHandler):
@@ -53,11 +81,14 @@ def control_server(arrivals: Arrivals) -> ThreadingHTTPServer:
 
         def do_GET(self) -> None:
             url = urlparse(self.path)
-            if url.path != "/arrivals":
+            if url.path == "/keys" and keys is not None:
+                data = json.dumps(keys.summary()).encode()
+            elif url.path == "/arrivals":
+                after = float(parse_qs(url.query).get("after", ["0"])[0])
+                data = json.dumps(arrivals.since(after)).encode()
+            else:
                 self.send_error(404, f"no route {url.path}")
                 return
-            after = float(parse_qs(url.query).get("after", ["0"])[0])
-            data = json.dumps(arrivals.since(after)).encode()
             self.send_response(200)
             self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(data)))
@@ -75,11 +106,14 @@ def main() -> None:
     from support.model_server import ModelServer, Reply
 
     arrivals = Arrivals()
+    keys = KeyCounts() if "--count-keys" in sys.argv[2:] else None
 
     server = ModelServer().start()
 
     def instant(body: dict[str, Any], hit: int) -> Reply:
         arrivals.add(time.time())
+        if keys is not None:
+            keys.add(body)
         # The stock server keeps every request body and counts a model's earlier ones on each
         # hit: O(n) per request, which over 20,000-item rounds would make the server the
         # bottleneck. Nothing here reads them, so they are dropped as they come.
@@ -88,7 +122,7 @@ def main() -> None:
 
     # Every contender names the model `instant` (`openai/instant`, `openai-api/bench/instant`).
     server.rules["instant"] = instant
-    control = control_server(arrivals)
+    control = control_server(arrivals, keys)
     print(f"{server.api_base} http://127.0.0.1:{control.server_address[1]}", flush=True)
     while True:
         time.sleep(3600)
