@@ -59,7 +59,8 @@ class AnswerSpread:
         self.stop = stop
         self.run_id = run_id
         self.budgeted = budgeted
-        self.items = items  # the run's items to be asked of models (baselines not counted)
+        # The run's items to be asked of models (baselines and a rerun's copies not counted).
+        self.items = items
         self.planned = 0
         self.requests = 0
         self.processes = 0  # worker processes that answered shards of the run
@@ -75,7 +76,7 @@ class AnswerSpread:
     def workers_for(self, plan: ShardPlan) -> AnswerWorkers | None:
         """The workers to answer `plan` in, once started; None: answer it here."""
         if self._starting is None:
-            if not plan.shard.client.spec.is_baseline:
+            if not plan.shard.client.spec.is_baseline and not plan.shard.copies:
                 self.planned += len(plan.items)
                 self.requests += unanswered_first_attempts(plan)
             processes = processes_for(self.configured, self.projected_requests())

@@ -65,9 +65,10 @@ def plan_shards(
                     rest[start : start + panel.chunk_size]
                     for start in range(0, len(rest), panel.chunk_size)
                 ]
-                if len(rest) < len(items):
+                copies = len(rest) < len(items)
+                if copies:
                     chunks.insert(0, [item for item in items if item.item_id in taken])
-                for chunk in chunks:
+                for n, chunk in enumerate(chunks):
                     shards.append(
                         Shard(
                             run_id=run_id,
@@ -77,6 +78,7 @@ def plan_shards(
                             items=chunk,
                             rescore=rescore,
                             sample=sample,
+                            copies=copies and n == 0,
                         )
                     )
     if not shards:

@@ -338,7 +338,8 @@ class _Run:
         plans: dict[int, ShardPlan] = {}
         answers: dict[int, StageFuture[ShardResult]] = {}
         failure: BaseException | None = None
-        asked = sum(len(s.items) for s in shards if not s.client.spec.is_baseline)
+        # Items to be asked of models: not the baselines', not a rerun's copies.
+        asked = sum(len(s.items) for s in shards if not s.client.spec.is_baseline and not s.copies)
         spread = AnswerSpread(
             self.context.panel.processes,
             self._clients,

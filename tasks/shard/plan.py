@@ -40,6 +40,8 @@ class Shard:
     rescore: bool = False
     # Which of the model's independent samples the shard asks (1 unless `samples:` is set).
     sample: int = 1
+    # A rerun's shard of the items whose baseline outcomes may be copied (see `plan_shards`).
+    copies: bool = False
 
     @property
     def name(self) -> str:
