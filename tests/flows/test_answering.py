@@ -14,7 +14,8 @@ def plan(items: int, stored: int, baseline: bool = False) -> Any:
     """A shard plan as the spread reads it: `stored` of its `items` answered by the store."""
     planned = [SimpleNamespace(stored=(object() if n < stored else None,)) for n in range(items)]
     spec = SimpleNamespace(is_baseline=baseline)
-    return SimpleNamespace(items=planned, shard=SimpleNamespace(client=SimpleNamespace(spec=spec)))
+    shard = SimpleNamespace(client=SimpleNamespace(spec=spec), copies=False)
+    return SimpleNamespace(items=planned, shard=shard)
 
 
 def spread(items: int) -> AnswerSpread:
@@ -42,3 +43,13 @@ def test_baselines_do_not_count() -> None:
     offline = spread(0)
     assert offline.workers_for(plan(500, stored=0, baseline=True)) is None
     assert offline.planned == 0 and offline._starting is None
+
+
+def test_a_reruns_copies_do_not_count_toward_its_calls() -> None:
+    # A rerun of 20,000 items that asks 13 of them again: the copies' shard is not projected.
+    rerun = spread(13)
+    copies = plan(SPREAD_FROM * 4, stored=SPREAD_FROM * 4)
+    copies.shard.copies = True
+    assert rerun.workers_for(copies) is None and rerun.planned == 0
+    assert rerun.workers_for(plan(13, stored=0)) is None
+    assert rerun.projected_requests() == 13 and rerun._starting is None
