@@ -6,9 +6,12 @@ answer, a third a reworded question, a third are removed) and the panel is run a
 itself with the full run (its baseline), asks only the reworded items again and copies the rest.
 
     .venv/bin/python bench/rerun.py [--items 10000] [--models 5] [--fix-fraction 0.01]
-        [--skip-local] [--skip-s3] [--keep]
+        [--skip-local] [--skip-s3] [--plain-moto] [--profile DIR] [--keep]
 
-Once on a local store, once on an S3 store (moto_server on 127.0.0.1, bucket made with boto3).
+Once on a local store, once on an S3 store: moto on 127.0.0.1 (bucket made with boto3), by
+default moto_server's app one request at a time with its prefix listings indexed
+(bench/contenders/locked_moto.py: moto 5.2's listing races concurrent deletes into 500s, and walks
+the whole bucket for every prefix, quadratic at full size); `--plain-moto` runs moto_server itself.
 Per store: the full run's and the rerun's wall time and calls (counted at the server), the check
 that the rerun asked exactly (reworded items x models), the rerun's wall over the full run's
 (targets: 5% local, 10% S3), the rerun manifest's `calls`, `cached`, `scores_reused`, and the
@@ -345,7 +348,11 @@ def bench_store(
         full = run_once(panel, store, env, server, folder / "full.log")
         time.sleep(0.5 if moto else 0)  # the access log's last lines
         after_full = len(moto.lines()) if moto else 0
-        print(f"[{kind}] full run {full.wall_s:.1f} s, {full.calls} calls", flush=True)
+        print(
+            f"[{kind}] full run {full.wall_s:.1f} s, {full.calls} calls "
+            f"(load average now {os.getloadavg()[0]:.1f})",
+            flush=True,
+        )
         fix = fix_items(source, args.fix_fraction)
         print(
             f"[{kind}] fixed {len(fix.gold)} golds, reworded {len(fix.reworded)} questions, "
@@ -361,7 +368,11 @@ def bench_store(
             methods, prefixes, other = classify(moto.lines()[after_full:])
             if other:
                 print(f"[{kind}] note: {other} lines of moto's log were not requests")
-        print(f"[{kind}] rerun {rerun.wall_s:.1f} s, {rerun.calls} calls", flush=True)
+        print(
+            f"[{kind}] rerun {rerun.wall_s:.1f} s, {rerun.calls} calls "
+            f"(load average now {os.getloadavg()[0]:.1f})",
+            flush=True,
+        )
         run_id = rerun_run_id(store, env)
         if moto:
             body = _s3_client(moto.endpoint).get_object(
@@ -454,8 +465,8 @@ def main() -> None:
     parser.add_argument(
         "--plain-moto",
         action="store_true",
-        help="serve S3 with moto_server itself, requests concurrent (moto 5.2's listing then "
-        "races deletes: 500s)",
+        help="serve S3 with moto_server itself: requests concurrent (moto 5.2's listing then "
+        "races deletes into 500s) and every listing a walk of the whole bucket",
     )
     parser.add_argument("--keep", action="store_true", help="keep the work folder (logs, stores)")
     args = parser.parse_args()

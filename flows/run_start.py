@@ -6,6 +6,7 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime
 
+from roadeval.environment import tune_collector_for_run
 from roadeval.flows.baseline import find_baseline
 from roadeval.flows.orchestration import Orchestrator
 from roadeval.flows.panel_file import Panel
@@ -26,6 +27,7 @@ def run_panel(
     """Load suites, answer every item with every model (cached by request key), score, land.
     A run is compared with its baseline (the panel's last finished run, or `against`): it
     asks and scores only what changed. A `rescore` asks no model at all."""
+    tune_collector_for_run()
     started = datetime.now(UTC)
     run_id = started.strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:8]
     store = check_before_run(panel, store_uri)

@@ -37,3 +37,17 @@ def apply_offline_defaults() -> None:
     """Set each default unless the user already chose a value."""
     for key, value in OFFLINE_DEFAULTS.items():
         os.environ.setdefault(key, value)
+
+
+# A run holds hundreds of thousands of long-lived objects (items, plans, records); at CPython's
+# default thresholds (a young collection every 700 allocations, older ones in proportion) the
+# collector rescans them over and over: a fifth of a 10,000-item x 5-model rerun's time.
+RUN_GC_THRESHOLDS = (100_000, 50, 100)
+
+
+def tune_collector_for_run() -> None:
+    """Collect garbage less often in a process that runs a panel (its driver, its answer
+    workers): young collections every 100,000 allocations instead of 700."""
+    import gc
+
+    gc.set_threshold(*RUN_GC_THRESHOLDS)

@@ -1,7 +1,7 @@
 """The instant model server of the gateway contenders bench, in a process of its own (so its CPU
 is no contender's), recording when each request arrives.
 
-    python bench/contenders/instant_server.py TESTS_DIR [--count-keys]
+    python bench/contenders/instant_server.py TESTS_DIR [--count-keys] [--port N]
 
 Prints one line, `API_BASE CONTROL_URL`, then serves until killed. The model `instant` answers
 "A" at once.
@@ -108,7 +108,11 @@ def main() -> None:
     arrivals = Arrivals()
     keys = KeyCounts() if "--count-keys" in sys.argv[2:] else None
 
-    server = ModelServer().start()
+    # `--port N`: a fixed port, so a store's request keys (which name the endpoint) stay valid
+    # for another server process.
+    options = sys.argv[2:]
+    port = int(options[options.index("--port") + 1]) if "--port" in options else 0
+    server = ModelServer().start(port)
 
     def instant(body: dict[str, Any], hit: int) -> Reply:
         arrivals.add(time.time())

@@ -40,6 +40,8 @@ class StoredOutcome:
     judge_calls: tuple[ModelCall, ...]
     parses: tuple[ParseRow, ...]
     scores: tuple[ScoreRow, ...]
+    # The landed rows of `calls` then `judge_calls`, in order: what a copy lands again.
+    responses: tuple[ResponseRow, ...] = ()
 
     def matches(self, content_hash: str, keys: Sequence[str]) -> bool:
         """Whether a rerun of the item asks what the baseline asked: the same content, and the
@@ -121,11 +123,14 @@ class BaselineAnswers:
         """Index a run's rows of one suite x model."""
         found = cls(run_id)
         by_item: dict[tuple[str, int], list[ResponseRow]] = {}
+        # One answer per row, shared by the by-key index and the item's outcome.
+        calls: dict[int, ModelCall] = {}
         for row in responses:
             if row.error_kind is None and row.raw_text:
                 by_item.setdefault(_of(row), []).append(row)
+                call = calls[id(row)] = _call(row)
                 if row.role == "answer":
-                    found.answers.setdefault(row.request_key, _call(row))
+                    found.answers.setdefault(row.request_key, call)
         parses_of: dict[tuple[str, int], list[ParseRow]] = {}
         for parse in parses:
             parses_of.setdefault(_of(parse), []).append(parse)
@@ -134,7 +139,7 @@ class BaselineAnswers:
             scores_of.setdefault(_of(score), []).append(score)
         found.scores = {key: tuple(rows) for key, rows in scores_of.items()}
         for key, rows in scores_of.items():
-            outcome = _outcome(key, by_item.get(key, []), parses_of.get(key, []), rows)
+            outcome = _outcome(key, by_item.get(key, []), parses_of.get(key, []), rows, calls)
             if outcome is not None:
                 found.outcomes[key] = outcome
         return found
@@ -181,6 +186,7 @@ def _outcome(
     responses: list[ResponseRow],
     parses: list[ParseRow],
     scores: list[ScoreRow],
+    calls: dict[int, ModelCall],
 ) -> StoredOutcome | None:
     """An item's whole scored chain, or None when the baseline did not land one (an error, a
     stop, an answer missing at some attempt)."""
@@ -193,14 +199,17 @@ def _outcome(
     content = {row.content_hash for row in scores}
     if len(content) != 1:
         return None
+    chain = [answers[n] for n in range(1, last + 1)]
+    judged = [row for row in responses if row.role == "judge"]
     return StoredOutcome(
         item_id=key[0],
         sample=key[1],
         content_hash=content.pop(),
-        calls=tuple(_call(answers[n]) for n in range(1, last + 1)),
-        judge_calls=tuple(_call(row) for row in responses if row.role == "judge"),
+        calls=tuple(calls[id(row)] for row in chain),
+        judge_calls=tuple(calls[id(row)] for row in judged),
         parses=tuple(sorted(parses, key=lambda p: p.attempt)),
         scores=tuple(scores),
+        responses=(*chain, *judged),
     )
 
 

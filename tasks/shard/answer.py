@@ -17,7 +17,7 @@ from roadeval.tasks.shard.asking import Asker
 from roadeval.tasks.shard.plan import PlannedItem
 
 if TYPE_CHECKING:
-    from roadeval.storage.records import ScoreRow
+    from roadeval.tasks.rerun.answers import StoredOutcome
     from roadeval.tasks.shard.remote_scoring import ScorerError
 
 
@@ -39,8 +39,8 @@ class ItemOutcome:
 
     `stopped` marks an item the run's stop cut short: never counted as a model error.
     `scorer_error` is set (and `score` None) when the suite's scorer raised on the final answer.
-    `copied_scores` holds the baseline run's score rows when the outcome is the baseline's,
-    copied whole (see `rerun.answers`): they land as they are, under this run.
+    `copied` holds the baseline run's outcome when this one is it, copied whole (see
+    `rerun.answers`): its rows land as they are, under this run.
     """
 
     item: Item
@@ -49,9 +49,8 @@ class ItemOutcome:
     judge_calls: list[ModelCall] = field(default_factory=list)
     stopped: bool = False
     scorer_error: ScorerError | None = None
-    copied_scores: tuple[ScoreRow, ...] | None = None
     # Copied whole from the baseline run: neither asked nor scored by this run.
-    reused: bool = False
+    copied: StoredOutcome | None = None
     # Which of the model's independent samples of the item this is.
     sample: int = 1
 

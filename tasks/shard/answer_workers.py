@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from roadeval.environment import tune_collector_for_run
 from roadeval.storage.store import Store
 from roadeval.tasks.calls.authority import (
     AuthorityAddress,
@@ -90,6 +91,7 @@ def _serve(conn: Connection, context: WorkerContext) -> None:
     """(The worker process's main.) Answer the shards the driver sends until it hangs up."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    tune_collector_for_run()
     stop = StopSignal()
     link = AuthorityLink(context.authority, stop)
     _Worker.clients = ClientBuilder(context.run_id, stop, link=link, budgeted=context.budgeted)

@@ -190,6 +190,16 @@ def plan_rows(plan: ShardPlan, judge: ModelClient | None, now: datetime) -> list
     answer to judge, so it has no key yet)."""
     shard, client = plan.shard, plan.shard.client
     rows: list[PlanRow] = []
+    # Requests of one protocol setting share one params dict (see `ModelClient.request`):
+    # encode each once per shard, not once per request.
+    params_json: dict[int, str] = {}
+
+    def encoded(params: dict[str, Any]) -> str:
+        text = params_json.get(id(params))
+        if text is None:
+            text = params_json[id(params)] = json.dumps(params, sort_keys=True)
+        return text
+
     for planned in plan.items:
         item = planned.item
         common: dict[str, Any] = {
@@ -214,7 +224,7 @@ def plan_rows(plan: ShardPlan, judge: ModelClient | None, now: datetime) -> list
                     attempt=request.attempt,
                     conditional=request.attempt > 1,
                     answered=stored is not None,
-                    params_json=json.dumps(request.params, sort_keys=True),
+                    params_json=encoded(request.params),
                     prompt_tokens_est=planned.prompt_tokens_est,
                     images=planned.images,
                     max_output_tokens=request.params.get("max_tokens"),

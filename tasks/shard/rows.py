@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from roadeval.storage.records import ParseRow, ResponseRow, ScoreRow
+from roadeval.storage.records import ParseRow, ResponseRow, ScoreRow, copy_of
 from roadeval.tasks.calls.gateway import ModelClient
 from roadeval.tasks.requests.request import ModelCall
 from roadeval.tasks.shard.answer import ItemOutcome
@@ -74,6 +73,9 @@ def response_rows(
 ) -> Iterator[ResponseRow]:
     """One row per HTTP try and per reused answer, the judge's included; costs are this
     run's (0 when reused)."""
+    if outcome.copied is not None:
+        yield from _copied_responses(run_id, client, judge, outcome, now)
+        return
     whose = _whose(run_id, client, outcome)
     for call in outcome.responses:
         yield _response(whose, client, call, now)
@@ -82,7 +84,41 @@ def response_rows(
         yield _response(whose, judge, call, now)
 
 
+def _copied_responses(
+    run_id: str,
+    client: ModelClient,
+    judge: ModelClient | None,
+    outcome: ItemOutcome,
+    now: datetime,
+) -> Iterator[ResponseRow]:
+    """A copied outcome's answer and judge rows: the baseline's, as `_response` would make
+    them of its answers reused (this run's id and models, cost 0, nothing sent), copied
+    rather than rebuilt."""
+    assert outcome.copied is not None
+    for row in outcome.copied.responses:
+        asked = judge if row.role == "judge" else client
+        assert asked is not None
+        yield copy_of(
+            row,
+            run_id=run_id,
+            model=asked.spec.label,
+            sample=outcome.sample,
+            model_string=asked.spec.model,
+            api_base=asked.api_base,
+            try_number=0,
+            cost_usd=0.0,
+            may_be_billed=False,
+            cached=True,
+            origin_run_id=row.origin_run_id or row.run_id,
+            created_at=now,
+        )
+
+
 def parse_rows(run_id: str, client: ModelClient, outcome: ItemOutcome) -> Iterator[ParseRow]:
+    if outcome.copied is not None:
+        for row in outcome.copied.parses:
+            yield copy_of(row, run_id=run_id, model=client.spec.label, sample=outcome.sample)
+        return
     whose = _whose(run_id, client, outcome)
     for attempt in outcome.attempts:
         if attempt.parsed is None:
@@ -112,9 +148,9 @@ def score_rows(
     answer = outcome.answer
     if answer is None:
         return
-    if outcome.copied_scores is not None:
-        for row in outcome.copied_scores:
-            yield replace(row, run_id=run_id, model=client.spec.label, sample=outcome.sample)
+    if outcome.copied is not None:
+        for row in outcome.copied.scores:
+            yield copy_of(row, run_id=run_id, model=client.spec.label, sample=outcome.sample)
         return
     error = outcome.scorer_error
     if error is not None:

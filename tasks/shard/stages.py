@@ -150,7 +150,7 @@ def copied_outcome(planned: PlannedItem) -> ItemOutcome:
         for call in stored.calls
     ]
     outcome.judge_calls = list(stored.judge_calls)
-    outcome.copied_scores = stored.scores
+    outcome.copied = stored
     failed = [row for row in stored.scores if row.metric == EVERY_METRIC]
     if failed:
         outcome.scorer_error = ScorerError.from_row(failed[0])
@@ -161,7 +161,6 @@ def copied_outcome(planned: PlannedItem) -> ItemOutcome:
                 r.metric: r.unscored_reason or "" for r in stored.scores if r.status == "unscored"
             },
         )
-    outcome.reused = True
     return outcome
 
 
@@ -192,7 +191,7 @@ def summarise(shard: Shard, outcomes: list[ItemOutcome]) -> ShardResult:
             else:
                 result.cost_usd += cost
         counts["reasks"] += max(0, len(outcome.attempts) - 1)
-        counts["scores_reused"] += int(outcome.reused)
+        counts["scores_reused"] += int(outcome.copied is not None)
         if outcome.stopped:
             counts["interrupted" if outcome.asked else "not_run"] += 1
             continue

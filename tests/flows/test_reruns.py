@@ -351,3 +351,52 @@ def test_a_damaged_baseline_part_is_named_and_its_items_are_not_copied(
     assert _hits(server) == 0
     assert len(scorer_calls) == first["suites"][0]["items"]
     assert "not a readable part" in caplog.text and damaged.name in caplog.text
+
+
+def _landed(store: Path, table: str, run_id: str) -> list[dict[str, Any]]:
+    from roadeval.storage.landing import read_table
+    from roadeval.storage.store import open_store
+
+    rows = read_table(open_store(str(store)), table).to_pylist()
+    return [row for row in rows if row["run_id"] == run_id]
+
+
+def test_copied_rows_are_the_baselines_under_this_run(tmp_path: Path) -> None:
+    """A copied outcome's response and parse rows (the judge's included) are the baseline's,
+    with this run's id, reused at no cost and nothing sent, and with where they came from."""
+    source = get_suite("stride").generate_demo(tmp_path / "stride-src")
+    questions = source if source.is_file() else source / "questions.json"
+    store = tmp_path / "store"
+    panel = _stride_panel(tmp_path, questions, {})
+    _run(panel, store)
+    _run(panel, store)
+    old, new = (m["run_id"] for m in _manifests(store))
+    assert _manifests(store)[1]["totals"]["calls"] == 0
+
+    def by_key(table: str, run_id: str) -> dict[tuple[Any, ...], dict[str, Any]]:
+        return {
+            (
+                r["model"],
+                r["item_id"],
+                r["sample"],
+                r.get("role", ""),
+                r["attempt"],
+            ): r
+            for r in _landed(store, table, run_id)
+        }
+
+    first, second = by_key("responses", old), by_key("responses", new)
+    assert {k[3] for k in first} == {"answer", "judge"}
+    assert set(second) == set(first)
+    ignored = {"run_id", "try_number", "cost_usd", "cached", "origin_run_id", "created_at"}
+    for key, was in first.items():
+        now = second[key]
+        assert {k: v for k, v in now.items() if k not in ignored} == {
+            k: v for k, v in was.items() if k not in ignored
+        }
+        assert (now["try_number"], now["cost_usd"], now["cached"]) == (0, 0.0, True)
+        assert now["origin_run_id"] == old and now["may_be_billed"] is False
+    parses_then, parses_now = by_key("parses", old), by_key("parses", new)
+    assert set(parses_now) == set(parses_then) and parses_then
+    for key, was in parses_then.items():
+        assert {**parses_now[key], "run_id": old} == was

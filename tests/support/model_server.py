@@ -310,7 +310,7 @@ class ModelServer:
             # Timed under the lock, so that admissions are logged in time order.
             return reply, self._window(model).decide(self.clock(), request_tokens(body, reply))
 
-    def start(self) -> ModelServer:
+    def start(self, port: int = 0) -> ModelServer:
         server_ref = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -422,7 +422,7 @@ class ModelServer:
                 else:
                     self.wfile.write(data)
 
-        self._server = _QuietServer(("127.0.0.1", 0), Handler)
+        self._server = _QuietServer(("127.0.0.1", port), Handler)
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         return self
