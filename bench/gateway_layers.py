@@ -9,7 +9,7 @@ Layers, each adding one part of the call path to the one before:
   kwargs     the same, with the exact keyword arguments roadeval sends (`litellm_kwargs`)
   client     `ModelClient.complete`: the gate, the deadline, the record, the cost
   asker      `Asker.ask_unanswered` without claims: the answer kept in the store
-  claimed    the same with claims: a lease per request, taken and let go
+  claimed    the same with claims: requests claimed in batches, taken and ended
   staged     the real stages: plan_shard (keys, look-ups) + run_shard (ask, parse, score, land)
 
 All run on the gateway's loop (`run_on_gateway`), 32 at a time. Printed: CPU ms per call per
@@ -55,7 +55,7 @@ def build(api_base: str, items: int, work: Path) -> dict[str, Callable[[str], No
 
     from roadeval.benchmarks.registry import get_suite
     from roadeval.storage.store import LocalStore
-    from roadeval.tasks.cache.claims import RequestClaims
+    from roadeval.tasks.cache.claims import claim_book
     from roadeval.tasks.cache.responses import ResponseCache
     from roadeval.tasks.calls.gateway import ModelClient, run_on_gateway
     from roadeval.tasks.render.stage import render_items
@@ -121,7 +121,11 @@ def build(api_base: str, items: int, work: Path) -> dict[str, Callable[[str], No
             client = ModelClient(spec)
             reqs = requests(client, tag)
             store = LocalStore(work / tag)
-            claims = RequestClaims(store, "bench") if claimed else None
+            claims = None
+            if claimed:
+                cache = ResponseCache(store)
+                run_id = f"20260101T000000Z-{tag}"
+                claims = claim_book(store, cache, spec.model, client.api_base, run_id, client.stop)
             asker = Asker(client, ResponseCache(store), claims)
 
             async def go() -> None:

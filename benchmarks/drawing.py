@@ -8,6 +8,7 @@ under `renders/`) is never drawn again.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -26,16 +27,45 @@ class DrawError(ValueError):
 
 @dataclass(frozen=True)
 class DrawJob(ABC):
-    """What to draw for one item. Picklable, so that a Dask worker can run it."""
+    """What to draw for one item. Picklable, so that a Dask worker can run it. A worker draws
+    from the input file itself only where it finds that very file (`read_seen`); otherwise the
+    input is read where the run is (`read_input`) and sent, so a worker on another machine
+    never needs the run's files."""
 
     key: str  # sha256 over everything that decides the pixels
-    source: str  # the input file, for messages
+    source: str  # the input file, for messages (and where `read_input` reads it)
     field: str  # the item field that names it, for messages
     views: tuple[str, ...]  # the views drawn, in the order the prompt shows them
+    # sha256 of the input file's bytes, when known: what proves a file a worker finds at
+    # `source` is the input (None: never trusted, the bytes are always sent).
+    input_sha256: str | None = dataclasses.field(default=None, kw_only=True)
+
+    def read_input(self) -> bytes:
+        """The bytes of the input file (`source`); DrawError when it cannot be read."""
+        try:
+            return Path(self.source).read_bytes()
+        except OSError as exc:
+            raise DrawError(f"cannot read the file ({exc.strerror or exc})") from None
+
+    def read_seen(self) -> bytes | None:
+        """The input's bytes from `source` if they are here and are the input (their sha256
+        is `input_sha256`); None otherwise (elsewhere, or another file at the same path)."""
+        if self.input_sha256 is None:
+            return None
+        try:
+            data = Path(self.source).read_bytes()
+        except OSError:
+            return None
+        return data if hashlib.sha256(data).hexdigest() == self.input_sha256 else None
 
     @abstractmethod
+    def draw_from(self, data: bytes) -> tuple[bytes, ...]:
+        """PNG bytes of each view from the input's bytes, in `views` order; DrawError when
+        the input is unusable."""
+
     def draw(self) -> tuple[bytes, ...]:
-        """PNG bytes of each view, in `views` order; DrawError when the input is unusable."""
+        """`draw_from` the input file, read here."""
+        return self.draw_from(self.read_input())
 
     def store_key(self, view: str) -> str:
         return f"renders/{self.key[:2]}/{self.key}/{view}.png"

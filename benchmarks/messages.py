@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,14 +18,22 @@ Message = dict[str, Any]
 
 @dataclass(frozen=True)
 class ImageRef:
-    """An image a prompt shows: sent as a data URL of its bytes, keyed by their digest."""
+    """An image a prompt shows: sent as a data URL of its bytes, keyed by their digest.
+
+    `data`, when set, is the file's bytes carried along (`inlined`): an image that travels to a
+    scoring worker on another machine, where `path` names no file. Never part of equality."""
 
     path: str
     sha256: str
     mime: str = "image/png"
+    data: bytes | None = field(default=None, compare=False, repr=False)
 
     def read_bytes(self) -> bytes:
-        return Path(self.path).read_bytes()
+        return self.data if self.data is not None else Path(self.path).read_bytes()
+
+    def inlined(self) -> ImageRef:
+        """The same image with its bytes carried along, read from `path` now."""
+        return self if self.data is not None else replace(self, data=self.read_bytes())
 
     def data_url(self) -> str:
         return f"data:{self.mime};base64,{base64.b64encode(self.read_bytes()).decode('ascii')}"

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from pathlib import Path
@@ -118,6 +120,23 @@ class PredictionsRequest:
         return cls(**{f.name: getattr(request, f.name) for f in fields(request) if f.name in mine})
 
 
+# The images shipped with the items a scoring worker scores (item id -> images, bytes carried),
+# set while it scores them: there, the run's media files may be on another machine.
+_SHIPPED: ContextVar[Mapping[str, tuple[ImageRef, ...]] | None] = ContextVar(
+    "shipped_images", default=None
+)
+
+
+@contextmanager
+def shipped_images(images: Mapping[str, tuple[ImageRef, ...]]) -> Iterator[None]:
+    """While open, `Suite.images_shown` answers from `images` (a scoring worker's batch)."""
+    token = _SHIPPED.set(images)
+    try:
+        yield
+    finally:
+        _SHIPPED.reset(token)
+
+
 class Suite(ABC):
     """Base class for suites. A suite is installed by an entry point in the group
     `roadeval.suites` (see `registry`), or registered in process with `@register_suite`."""
@@ -174,6 +193,16 @@ class Suite(ABC):
         images = [m for m in item.media if m.kind in (MediaKind.IMAGE, MediaKind.FRAME)]
         images.sort(key=lambda media: media.index if media.index is not None else 0)
         return tuple(ImageRef(m.path, m.sha256, m.mime or "image/png") for m in images)
+
+    def images_shown(self, item: Item) -> tuple[ImageRef, ...]:
+        """The images the model was shown for this item, for a scorer that needs them (a judge
+        sees what the model saw): on a scoring worker, those shipped with the item, bytes and
+        all (the run's files may be on another machine); elsewhere `render(item)`. A scorer
+        calls this, never `render`."""
+        shipped = _SHIPPED.get()
+        if shipped is not None and item.item_id in shipped:
+            return shipped[item.item_id]
+        return self.render(item)
 
     @abstractmethod
     def prompt(self, item: Item, images: Sequence[ImageRef]) -> list[Message]:

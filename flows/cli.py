@@ -3,7 +3,6 @@ the store (`cli_store`), score predictions, check and render suites (`cli_suite_
 
 from __future__ import annotations
 
-import logging
 import signal
 from dataclasses import dataclass
 from importlib.resources import files
@@ -108,9 +107,11 @@ def _prepare_prefect(panel: Panel) -> None:
     start_temporary_prefect_api()
     warming.join()
     # The CLI reports a failed run itself (file, line, field); Prefect's copy of the same error
-    # as a traceback would bury that message. (Set once Prefect is imported: it sets them too.)
-    for name in ("prefect.flow_runs", "prefect.task_runs"):
-        logging.getLogger(name).setLevel(logging.CRITICAL)
+    # as a traceback would bury that message. Kept off the terminal only: the run's log lines
+    # still reach the Prefect API.
+    from roadeval.flows.run_log import quiet_prefect_run_logs_on_console
+
+    quiet_prefect_run_logs_on_console()
 
 
 def _run_panel_once(panel_path: Path, overrides: _Overrides) -> None:
@@ -466,7 +467,7 @@ def demo(
 
 
 # The commands over the store and over a suite's own files register themselves on the same app.
-from roadeval.flows import cli_changes, cli_store, cli_suite_tools  # noqa: E402, F401
+from roadeval.flows import cli_changes, cli_deploy, cli_store, cli_suite_tools  # noqa: E402, F401
 
 if __name__ == "__main__":
     app()

@@ -128,6 +128,8 @@ def render(
         options[key] = yaml.safe_load(value)
     if not source.exists():
         fail(f"{source}: no such file or folder")
+    if dask_address is not None:
+        _check_dask_address(dask_address)
     try:
         chosen = get_suite(suite, **options)
         items = chosen.load(source).items
@@ -142,3 +144,16 @@ def render(
         consoles.err.print(f"[bold red]error:[/bold red] {printable(str(problem))}")
     if report.failed:
         raise typer.Exit(code=2)
+
+
+def _check_dask_address(address: str) -> None:
+    """Exit 2 with one line unless `address` is a Dask scheduler's and something listens there."""
+    from roadeval.flows.engine_checks import EngineUnreachable, check_dask_scheduler
+    from roadeval.tasks.render.cluster import dask_address_problem
+
+    if (problem := dask_address_problem(address)) is not None:
+        fail(f"--dask-address: {problem}")
+    try:
+        check_dask_scheduler(address, "--dask-address")
+    except EngineUnreachable as exc:
+        fail(str(exc))

@@ -11,8 +11,10 @@ from typing import Any
 
 from roadeval.benchmarks.generation import departures, effective_params
 from roadeval.flows.item_changes import count_changes
+from roadeval.flows.orchestration import OrchestratorKind, configured_api_url
 from roadeval.flows.run_parts import RunContext, RunInputs
 from roadeval.flows.suites import LoadedSuite
+from roadeval.tasks.results.engines import EngineRecord, EnginesRecord, bare_address
 from roadeval.tasks.results.manifest import (
     GenerationRecord,
     PairCounts,
@@ -130,8 +132,10 @@ def build_manifest(
     results: Sequence[ShardResult],
     ended: datetime | None,
     answer_processes: int = 0,
+    scored_on_cluster: int = 0,
 ) -> RunManifest:
-    """The run's manifest now: `results` are the shards answered so far (none at its start)."""
+    """The run's manifest now: `results` are the shards answered so far (none at its start),
+    `scored_on_cluster` the items sent to the scoring cluster so far."""
     panel = run.panel
     counts = count_table(results)
     judge = redact_model(panel.judge.model_dump(mode="json")) if panel.judge else None
@@ -152,6 +156,8 @@ def build_manifest(
         counts=counts,
         totals=totals(counts),
         orchestrator=str(run.orchestrator.kind),
+        flow_run_id=run.orchestrator.flow_run.id if run.orchestrator.flow_run else None,
+        deployment=run.orchestrator.flow_run.deployment if run.orchestrator.flow_run else None,
         answer_processes=answer_processes,
         dry_run=run.dry_run,
         budget_usd=panel.budget_usd,
@@ -162,6 +168,25 @@ def build_manifest(
         if baseline is not None
         else None,
         rescore=run.rescore,
+        engines=engines_used(run, inputs.loaded, scored_on_cluster),
+    )
+
+
+def engines_used(run: RunContext, loaded: Sequence[LoadedSuite], scored: int) -> EnginesRecord:
+    """Where the run draws and scores (the panel's engines, the command line's addresses), how
+    much went to each cluster, and the Prefect API it reports to."""
+    render, scoring = run.panel.render, run.panel.scoring
+    prefect = run.orchestrator.kind is OrchestratorKind.PREFECT
+    return EnginesRecord(
+        render=EngineRecord(
+            engine=str(render.engine),
+            address=bare_address(render.address),
+            on_cluster=sum(s.drawings.get("on_cluster", 0) for s in loaded),
+        ),
+        scoring=EngineRecord(
+            engine=str(scoring.engine), address=bare_address(scoring.address), on_cluster=scored
+        ),
+        prefect_api_url=bare_address(configured_api_url()) if prefect else None,
     )
 
 

@@ -36,6 +36,14 @@ class Stage(Generic[T]):
     run_name: str | None = None
 
 
+@dataclass(frozen=True)
+class FlowRunRef:
+    """The Prefect flow run a run is, and the deployment that started it (None: by hand)."""
+
+    id: str
+    deployment: str | None = None
+
+
 class StageFuture(Protocol[T_co]):
     """A submitted stage: a Prefect future or a concurrent.futures one."""
 
@@ -46,6 +54,8 @@ class Orchestrator(Protocol):
     """Runs stages: now (`call`) or in the background (`submit`, then `as_completed`)."""
 
     kind: OrchestratorKind
+    # The flow run the stages belong to (None: inline), recorded in the manifest.
+    flow_run: FlowRunRef | None
 
     def call(self, stage: Stage[T], *args: Any) -> T: ...
 
@@ -80,6 +90,7 @@ class InlineOrchestrator:
     """Stages run in this process: `call` in the caller's thread, `submit` on a thread pool."""
 
     kind = OrchestratorKind.INLINE
+    flow_run: FlowRunRef | None = None
 
     def __init__(self, max_workers: int | None = None) -> None:
         self._pool = futures.ThreadPoolExecutor(
@@ -121,10 +132,15 @@ def _profile_api_url() -> str | None:
     return str(value) if value else None
 
 
+def configured_api_url() -> str | None:
+    """The Prefect API the run should report to: PREFECT_API_URL in the environment or in the
+    active Prefect profile (a server, or a deployment's worker, which sets it); None: none."""
+    return os.environ.get("PREFECT_API_URL") or _profile_api_url()
+
+
 def prefect_api_configured() -> bool:
-    """A Prefect API the run should report to: PREFECT_API_URL in the environment or in the
-    active Prefect profile (a server, or a deployment's worker, which sets it)."""
-    return bool(os.environ.get("PREFECT_API_URL") or _profile_api_url())
+    """Whether a Prefect API is configured (`configured_api_url`)."""
+    return bool(configured_api_url())
 
 
 def choose(prefect: bool = False) -> OrchestratorKind:

@@ -17,9 +17,13 @@ from pydantic import (
 
 from roadeval.benchmarks.errors import BadItemPolicy, UnknownFieldPolicy
 from roadeval.storage.store import store_uri_problem
-from roadeval.tasks.render.cluster import RenderConfig, RenderEngine
+from roadeval.tasks.render.cluster import RenderConfig, RenderEngine, dask_address_problem
 from roadeval.tasks.requests.model_spec import JudgeSpec, ModelSpec
-from roadeval.tasks.shard.remote_scoring import ScoringConfig, ScoringEngine
+from roadeval.tasks.shard.remote_scoring import (
+    ScoringConfig,
+    ScoringEngine,
+    ray_address_problem,
+)
 
 
 class SuiteEntry(BaseModel):
@@ -187,11 +191,15 @@ def with_bad_item_policy(panel: Panel, policy: BadItemPolicy) -> Panel:
 
 def with_dask_address(panel: Panel, address: str) -> Panel:
     """The same panel drawing on the Dask scheduler at `address` (the CLI's --dask-address)."""
+    if (problem := dask_address_problem(address)) is not None:
+        raise PanelError(f"--dask-address: {problem}")
     render = panel.render.model_copy(update={"engine": RenderEngine.DASK, "address": address})
     return panel.model_copy(update={"render": render})
 
 
 def with_ray_address(panel: Panel, address: str) -> Panel:
     """The same panel scoring on the Ray cluster at `address` (the CLI's --ray-address)."""
+    if (problem := ray_address_problem(address)) is not None:
+        raise PanelError(f"--ray-address: {problem}")
     scoring = panel.scoring.model_copy(update={"engine": ScoringEngine.RAY, "address": address})
     return panel.model_copy(update={"scoring": scoring})

@@ -1,7 +1,9 @@
-"""A run under Prefect: the `evaluate-panel` flow, with the run's stages as Prefect tasks.
+"""A run under Prefect: the `evaluate-panel` flow, with the run's stages as Prefect tasks named
+by suite, model and chunk, the run's log lines in the flow run's logs, and its leaderboards and
+health published as artifacts at its end.
 
 Imported only when Prefect orchestrates (a configured API, `--prefect`, a deployment): importing
-Prefect alone costs seconds. Deployments serve `evaluate_panel_flow`.
+Prefect alone costs seconds. Deployments run `flows.deployed`'s flows, which take a panel file.
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ from prefect.cache_policies import NO_CACHE
 from prefect.futures import PrefectFuture, as_completed
 from prefect.utilities.annotations import quote
 
-from roadeval.flows.orchestration import OrchestratorKind, Stage, StageFuture
+from roadeval.flows.orchestration import FlowRunRef, OrchestratorKind, Stage, StageFuture
 from roadeval.flows.panel_file import Panel
-from roadeval.flows.run_summary import RunSummary
+from roadeval.flows.run_log import run_logger
+from roadeval.flows.run_summary import RunStopped, RunSummary
 from roadeval.flows.stages import STAGES
 
 T = TypeVar("T")
@@ -39,10 +42,28 @@ def _unwalked(args: Sequence[Any]) -> list[Any]:
     return [quote(arg) for arg in args]
 
 
+def current_flow_run() -> FlowRunRef | None:
+    """The flow run this code runs in, and the name of the deployment that started it."""
+    from prefect.context import FlowRunContext
+
+    context = FlowRunContext.get()
+    if context is None or context.flow_run is None:
+        return None
+    deployment: str | None = None
+    if context.flow_run.deployment_id is not None:
+        from prefect.runtime import deployment as this_deployment
+
+        deployment = this_deployment.name
+    return FlowRunRef(str(context.flow_run.id), deployment)
+
+
 class PrefectOrchestrator:
     """Stages as Prefect task runs of the current flow run, on its thread-pool task runner."""
 
     kind = OrchestratorKind.PREFECT
+
+    def __init__(self) -> None:
+        self.flow_run = current_flow_run()
 
     def _task(self, stage: Stage[T]) -> Task[Any, T]:
         try:
@@ -78,8 +99,48 @@ def evaluate_panel_flow(
 ) -> RunSummary:
     """Load suites, answer every item with every model (cached by request key), score, land;
     a rerun of the panel's last finished run (or `against`) asks only what changed."""
+    return run_in_flow(panel, store_uri, dry_run=dry_run, against=against, rescore=rescore)
+
+
+def run_in_flow(
+    panel: Panel,
+    store_uri: str | None,
+    *,
+    dry_run: bool = False,
+    against: str | None = None,
+    rescore: bool = False,
+) -> RunSummary:
+    """The run as the current flow run; its artifacts published at its end, a stopped run's
+    too (its health says why it stopped)."""
     from roadeval.flows.run_start import run_panel
 
-    return run_panel(
-        panel, store_uri, PrefectOrchestrator(), dry_run=dry_run, against=against, rescore=rescore
-    )
+    try:
+        summary = run_panel(
+            panel,
+            store_uri,
+            PrefectOrchestrator(),
+            dry_run=dry_run,
+            against=against,
+            rescore=rescore,
+        )
+    except RunStopped as stopped:
+        _publish(panel, stopped.summary, stopped.reason.message)
+        raise
+    _publish(panel, summary)
+    return summary
+
+
+def _publish(panel: Panel, summary: RunSummary, message: str | None = None) -> None:
+    from roadeval.flows.prefect_artifacts import publish_run_artifacts
+    from roadeval.tasks.calls.secrets import Redactor
+
+    redact = Redactor.from_environment(s.api_key_env for s in panel.all_models if s.api_key_env)
+    try:
+        publish_run_artifacts(summary, message, redact)
+    except Exception as exc:
+        # The run has landed and is recorded: artifacts that cannot be made do not undo it.
+        run_logger().error(
+            "run %s: its artifacts could not be published: %s",
+            summary.run_id,
+            redact.text(str(exc)),
+        )

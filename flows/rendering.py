@@ -28,6 +28,8 @@ def render_suites(
             "from_cache": report.from_cache,
             "from_store": report.from_store,
             "failed": len(report.failed),
+            # Of those drawn now, the ones drawn on Dask (the manifest's `engines.render`).
+            "on_cluster": report.on_cluster,
         }
         if not report.failed:
             continue

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any, TypeVar
 
 from roadeval.flows.answering import AnswerSpread, round_robin, unanswered_first_attempts
@@ -22,6 +23,7 @@ from roadeval.flows.panel_file import Panel
 from roadeval.flows.planning import plan_shards
 from roadeval.flows.progress import RunProgress
 from roadeval.flows.rendering import render_suites
+from roadeval.flows.run_log import RunLog
 from roadeval.flows.run_parts import RunContext, RunEngines, RunInputs
 from roadeval.flows.run_record import RunRecord, RunStatus
 from roadeval.flows.run_summary import BudgetState, RunStopped, RunSummary
@@ -144,9 +146,13 @@ class _Run:
     estimates: list[Any] = field(default_factory=list)
     # Answer worker processes the calls were spread over (0: answered in this process).
     spread: int = 0
+    # The run's own log lines (Prefect's run logger under a flow run), chosen where it starts.
+    log: RunLog = field(default_factory=RunLog)
 
     def manifest(self, results: list[ShardResult], ended: datetime | None) -> RunManifest:
-        return build_manifest(self.context, self.inputs, results, ended, self.spread)
+        remote = self.engines.remote
+        scored = remote.on_cluster if remote is not None else 0
+        return build_manifest(self.context, self.inputs, results, ended, self.spread, scored)
 
     def summary(
         self,
@@ -176,6 +182,7 @@ class _Run:
         except Exception as exc:
             # Nothing was asked yet: the store failing now is a store error, not a failed run.
             raise StoreError(describe_store_error(self.context.store.uri, exc)) from exc
+        self.log.started(self.context, self.inputs)
         results: list[ShardResult] = []
         metrics: list[MetricRow] | None = None
         failure: BaseException | None = None
@@ -184,7 +191,7 @@ class _Run:
             if self.context.dry_run and failure is None and not self.engines.stop.requested:
                 manifest = self.manifest([], datetime.now(UTC))
                 key = record.end(RunStatus.PLANNED, manifest)
-                return self.summary(key, [], manifest, [], RunStatus.PLANNED)
+                return self._logged(self.summary(key, [], manifest, [], RunStatus.PLANNED))
             if failure is None and not self.engines.stop.requested:
                 # Metrics only from a whole run: a stopped run's would describe a subset.
                 metrics = self._land_metrics(results)
@@ -197,7 +204,9 @@ class _Run:
             except Exception as exc:
                 failure = exc  # landed, but not recorded: told below as a store failure
             else:
-                return self.summary(key, metrics, manifest, results, RunStatus.FINISHED)
+                return self._logged(
+                    self.summary(key, metrics, manifest, results, RunStatus.FINISHED)
+                )
         reason = self.engines.stop.reason or StopReason(
             describe_store_error(self.context.store.uri, failure)
             if isinstance(failure, OSError)
@@ -219,7 +228,16 @@ class _Run:
             record_error = describe_store_error(self.context.store.uri, exc)
         summary = self.summary(last_key, [], manifest, results, reason.status)
         summary.record_error = record_error
+        self.log.stopped(self.context.run_id, reason.status, reason.message, manifest.totals)
         raise RunStopped(summary, reason) from failure
+
+    def _logged(self, summary: RunSummary) -> RunSummary:
+        self.log.finished(summary)
+        return summary
+
+    def _landed(self, progress: RunProgress, result: ShardResult) -> None:
+        progress.advance()
+        self.log.shard_landed(result)
 
     def _with_unlanded(self, results: list[ShardResult]) -> list[ShardResult]:
         """`results` (the shards that landed) with every other shard of the run as one that did
@@ -286,9 +304,8 @@ class _Run:
             )
             for plan in self.plans
         ]
-        return _collect(
-            self.context.orchestrator, futures, self.engines.stop, lambda _: progress.advance()
-        )
+        landed = partial(self._landed, progress)
+        return _collect(self.context.orchestrator, futures, self.engines.stop, landed)
 
     def _plan_only(
         self, progress: RunProgress, *, estimate: bool = True
@@ -377,7 +394,7 @@ class _Run:
                 self.context.orchestrator,
                 [answers[n] for n in sorted(answers)],
                 self.engines.stop,
-                lambda _: progress.advance(),
+                partial(self._landed, progress),
             )
             return results, failure or answer_failure
         finally:

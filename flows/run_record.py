@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import socket
 import threading
+from typing import TypedDict
 
 from roadeval.storage.heartbeats import Heartbeat, heartbeat_key, interval_s
 from roadeval.storage.landing import Part, land
@@ -93,7 +94,10 @@ class RunRecord:
             message=landed.message,
             manifest_json=landed.model_dump_json(),
             orchestrator=landed.orchestrator,
+            flow_run_id=landed.flow_run_id,
+            deployment=landed.deployment,
             baseline_run_id=landed.baseline.run_id if landed.baseline else None,
+            **engine_columns(landed),
         )
         land(self.store, f"{self.run_id}-event-{self._seq:03d}", [Part("run_events", [row])])
         self._seq += 1
@@ -110,3 +114,27 @@ class RunRecord:
             except Exception:
                 # A store that fails here fails the run's own writes too, which report it.
                 continue
+
+
+class EngineColumns(TypedDict, total=False):
+    """The `runs` row's engine columns (`RunEventRow`)."""
+
+    render_engine: str | None
+    render_address: str | None
+    scoring_engine: str | None
+    scoring_address: str | None
+    prefect_api_url: str | None
+
+
+def engine_columns(manifest: RunManifest) -> EngineColumns:
+    """The `runs` row's engine columns, from the manifest's `engines` (none before them)."""
+    engines = manifest.engines
+    if engines is None:
+        return {}
+    return EngineColumns(
+        render_engine=engines.render.engine,
+        render_address=engines.render.address,
+        scoring_engine=engines.scoring.engine,
+        scoring_address=engines.scoring.address,
+        prefect_api_url=engines.prefect_api_url,
+    )

@@ -17,6 +17,10 @@ OFFLINE_DEFAULTS: dict[str, str] = {
     # A fresh PREFECT_HOME runs migrations (~30 s) on its first ephemeral start; 20 s is too short.
     "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",
     "PREFECT_LOGGING_LEVEL": "WARNING",
+    # ...but a flow run's and a task run's own lines at INFO: they are what the Prefect UI's
+    # Logs tab shows (the CLI keeps them off its terminal, `flows.run_log`).
+    "PREFECT_LOGGING_LOGGERS_PREFECT_FLOW_RUNS_LEVEL": "INFO",
+    "PREFECT_LOGGING_LOGGERS_PREFECT_TASK_RUNS_LEVEL": "INFO",
     "RAY_USAGE_STATS_ENABLED": "0",
     "RAY_AUTH_MODE": "disabled",
 }

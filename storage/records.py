@@ -353,8 +353,18 @@ class RunEventRow:
     manifest_json: str
     # Who ran the stages: "prefect" or "inline" (None in runs recorded before it was kept).
     orchestrator: str | None = None
+    # Under Prefect: the flow run's id, and the deployment that started it (None: by hand).
+    flow_run_id: str | None = None
+    deployment: str | None = None
     # The finished run this one was compared with and reused (None: no baseline).
     baseline_run_id: str | None = None
+    # Where it drew (dask or local) and scored heavy items (ray or local), the clusters'
+    # addresses when given, and the Prefect API it reported to (the manifest's `engines`).
+    render_engine: str | None = None
+    render_address: str | None = None
+    scoring_engine: str | None = None
+    scoring_address: str | None = None
+    prefect_api_url: str | None = None
 
 
 @table("changes")

@@ -6,12 +6,18 @@ import os
 import tempfile
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
 import pyarrow.fs as pafs
+
+from roadeval.storage.listing import Entry, Listing, keys_after, list_local, list_s3
+from roadeval.storage.s3_slots import S3Slots
+
+__all__ = ["Entry", "Listing"]  # a listing's types, here where the stores that make them are
 
 
 def write_atomic(
@@ -32,6 +38,11 @@ def write_atomic(
 
 class StoreError(OSError):
     """The store cannot be used (missing, unwritable, full, unreachable); the message names it."""
+
+
+class ConditionalWritesUnsupported(StoreError):
+    """The store's endpoint refuses `If-None-Match: *` (a create cannot fail for an existing
+    key there)."""
 
 
 class Store(ABC):
@@ -64,6 +75,23 @@ class Store(ABC):
     @abstractmethod
     def list(self, prefix: str) -> list[str]:
         """Keys under `prefix`, sorted."""
+
+    @abstractmethod
+    def list_entries(
+        self, prefix: str, start_after: str | None = None, limit: int | None = None
+    ) -> Listing:
+        """Keys under `prefix` sorting after `start_after` (a key), at most `limit` of them,
+        with their tags and write times."""
+
+    def delete_many(self, keys: Iterable[str]) -> None:
+        """Remove every key of `keys` (missing ones are not an error)."""
+        for key in keys:
+            self.delete(key)
+
+    def executor(self) -> Executor | None:
+        """Where a caller on an event loop runs this store's operations (None: the loop's
+        default executor)."""
+        return None
 
     @abstractmethod
     def arrow(self) -> tuple[pafs.FileSystem, str]:
@@ -149,6 +177,16 @@ class LocalStore(Store):
                     keys.append(key)
         return sorted(keys)
 
+    def list_entries(
+        self, prefix: str, start_after: str | None = None, limit: int | None = None
+    ) -> Listing:
+        keys = (
+            self.list(prefix)
+            if start_after is None or not prefix.endswith("/")
+            else keys_after(self.root, prefix, start_after, _HIDDEN)
+        )
+        return list_local(self.root, keys, start_after, limit)
+
     def arrow(self) -> tuple[pafs.FileSystem, str]:
         return pafs.LocalFileSystem(), str(self.root)
 
@@ -176,7 +214,11 @@ class LocalStore(Store):
 
 
 class S3Store(Store):
-    """`s3://bucket/prefix` through boto3; endpoint and credentials from the standard AWS env."""
+    """`s3://bucket/prefix` through boto3; endpoint and credentials from the standard AWS env.
+
+    The store has a concurrency: its requests in flight at once, however many threads call it.
+    The client's connection pool is that size and callers beyond it wait for a slot, so no
+    connection is ever opened past the pool and discarded ("Connection pool is full")."""
 
     def __init__(self, bucket: str, prefix: str) -> None:
         import boto3
@@ -186,58 +228,91 @@ class S3Store(Store):
         self.uri = f"s3://{bucket}/{self.prefix}" if self.prefix else f"s3://{bucket}"
         from botocore.config import Config
 
+        self._slots = S3Slots()
+        self.concurrency = self._slots.concurrency
         # Short connect timeouts and few retries: an unreachable endpoint must fail in seconds,
         # not after botocore's default minute of backoff.
         config = Config(
-            connect_timeout=3, read_timeout=60, retries={"max_attempts": 3, "mode": "standard"}
+            connect_timeout=3,
+            read_timeout=60,
+            retries={"max_attempts": 3, "mode": "standard"},
+            max_pool_connections=self.concurrency,
         )
         # boto3 reads AWS_ENDPOINT_URL itself; passing it explicitly keeps older botocores working.
         self._client = boto3.client(
             "s3", endpoint_url=os.environ.get("AWS_ENDPOINT_URL") or None, config=config
         )
 
+    def _call(self, operation: str, **kwargs: Any) -> Any:
+        """One request to S3, in one of the store's slots."""
+        with self._slots:
+            return getattr(self._client, operation)(Bucket=self.bucket, **kwargs)
+
+    def executor(self) -> Executor:
+        return self._slots.executor()
+
     def _key(self, key: str) -> str:
         return f"{self.prefix}/{key}" if self.prefix else key
 
     def put(self, key: str, data: bytes) -> None:
         # A single PUT is atomic in S3: readers see the old object or the whole new one.
-        self._client.put_object(Bucket=self.bucket, Key=self._key(key), Body=data)
+        self._call("put_object", Key=self._key(key), Body=data)
 
     def create(self, key: str, data: bytes) -> bool:
         from botocore.exceptions import ClientError
 
         try:
-            # A conditional PUT (S3, MinIO and moto honour If-None-Match: *) is the atomic claim.
-            self._client.put_object(
-                Bucket=self.bucket, Key=self._key(key), Body=data, IfNoneMatch="*"
-            )
+            # A conditional PUT (S3, MinIO and moto honour If-None-Match: *) creates or fails.
+            self._call("put_object", Key=self._key(key), Body=data, IfNoneMatch="*")
         except ClientError as exc:
             status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
             if status in {409, 412}:
                 return False
+            if status == 501 or exc.response.get("Error", {}).get("Code") == "NotImplemented":
+                raise ConditionalWritesUnsupported(
+                    f"store {self.uri}: the endpoint does not take conditional writes "
+                    "(If-None-Match: *)"
+                ) from None
             raise
         return True
 
     def delete(self, key: str) -> None:
-        self._client.delete_object(Bucket=self.bucket, Key=self._key(key))
+        self._call("delete_object", Key=self._key(key))
+
+    def delete_many(self, keys: Iterable[str]) -> None:
+        batch = [{"Key": self._key(key)} for key in keys]
+        # DeleteObjects takes up to 1,000 keys a request.
+        for start in range(0, len(batch), 1000):
+            reply = self._call(
+                "delete_objects", Delete={"Objects": batch[start : start + 1000], "Quiet": True}
+            )
+            errors = reply.get("Errors") or []
+            if errors:
+                first = errors[0]
+                raise StoreError(
+                    f"store {self.uri}: cannot delete {first.get('Key')}: "
+                    f"{first.get('Message') or first.get('Code')}"
+                )
 
     def get(self, key: str) -> bytes:
         from botocore.exceptions import ClientError
 
         try:
-            response = self._client.get_object(Bucket=self.bucket, Key=self._key(key))
+            with self._slots:
+                response = self._client.get_object(Bucket=self.bucket, Key=self._key(key))
+                # The body is read in the slot: its connection is in use until then.
+                return bytes(response["Body"].read())
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") in {"404", "NoSuchKey", "NotFound"}:
                 # The same error a missing local file gives, so callers need not know the backend.
                 raise FileNotFoundError(f"{self.location(key)}: no such key") from None
             raise
-        return response["Body"].read()
 
     def exists(self, key: str) -> bool:
         from botocore.exceptions import ClientError
 
         try:
-            self._client.head_object(Bucket=self.bucket, Key=self._key(key))
+            self._call("head_object", Key=self._key(key))
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") in {"404", "NoSuchKey", "NotFound"}:
                 return False
@@ -245,12 +320,16 @@ class S3Store(Store):
         return True
 
     def list(self, prefix: str) -> list[str]:
-        keys: list[str] = []
+        return sorted(entry.key for entry in self.list_entries(prefix).entries)
+
+    def list_entries(
+        self, prefix: str, start_after: str | None = None, limit: int | None = None
+    ) -> Listing:
+        after = None if start_after is None else self._key(start_after)
+        listed = list_s3(self._call, self._key(prefix), after, limit)
         strip = len(self.prefix) + 1 if self.prefix else 0
-        paginator = self._client.get_paginator("list_objects_v2")
-        for page in paginator.paginate(Bucket=self.bucket, Prefix=self._key(prefix)):
-            keys.extend(obj["Key"][strip:] for obj in page.get("Contents", []))
-        return sorted(keys)
+        entries = [Entry(e.key[strip:], e.etag, e.modified) for e in listed.entries]
+        return Listing(entries, listed.now, listed.truncated)
 
     def arrow(self) -> tuple[pafs.FileSystem, str]:
         endpoint = os.environ.get("AWS_ENDPOINT_URL")
@@ -291,7 +370,7 @@ class S3Store(Store):
 
         prefix = f"{self.prefix}/" if self.prefix else ""
         try:
-            page = self._client.list_objects_v2(Bucket=self.bucket, Prefix=prefix, MaxKeys=1)
+            page = self._call("list_objects_v2", Prefix=prefix, MaxKeys=1)
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") == "NoSuchBucket":
                 return False

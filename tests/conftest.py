@@ -18,7 +18,8 @@ import roadeval  # noqa: F401 - applies the offline defaults before anything els
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from support import orchestrators
+from support import clusters, orchestrators
+from support.clusters import ExternalClusters
 from support.model_server import ModelServer
 from support.prefect_server import PrefectServer, start_prefect_server
 
@@ -127,6 +128,31 @@ def dask_address() -> Iterator[str]:
     cluster = local_cluster(2)
     yield cluster.scheduler_address
     cluster.close()
+
+
+@pytest.fixture(scope="session")
+def external_clusters(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ExternalClusters]:
+    """A `dask scheduler` with two `dask worker` processes, and a Ray head (`ray start --head`)
+    with a worker node, as separate processes in working directories of their own, started
+    together and left coming up (`ready()` waits); every worker hides the session's folder
+    (see support.clusters). Ray needs the loopback-only namespace (skipped outside it)."""
+    if not clusters.loopback_only():
+        pytest.skip("Ray clusters start only in a loopback-only network namespace (.ci/run)")
+    if not clusters.can_hide():
+        pytest.skip("workers that hide the session's folder need root (unshare -m)")
+    root = tmp_path_factory.mktemp("clusters")
+    hidden = tmp_path_factory.getbasetemp()
+    ray = clusters.RayCluster.start(root / "ray", cpus=2, hiding=hidden)
+    try:
+        dask = clusters.DaskCluster.start(root / "dask", workers=2, hiding=hidden)
+    except BaseException:
+        ray.stop()
+        raise
+    started = ExternalClusters(dask, ray, workers=2)
+    try:
+        yield started
+    finally:
+        started.stop()
 
 
 @pytest.fixture(scope="session")

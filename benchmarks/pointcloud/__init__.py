@@ -16,6 +16,7 @@ from roadeval.benchmarks.pointcloud.loaders import (
     POINT_CLOUD_SUFFIXES,
     check_points,
     load_point_cloud,
+    read_point_cloud,
 )
 from roadeval.benchmarks.pointcloud.render import (
     RENDER_VERSION,
@@ -49,6 +50,7 @@ __all__ = [
     "front_image",
     "front_indices",
     "load_point_cloud",
+    "read_point_cloud",
     "render_bev",
     "render_front",
     "render_views",

@@ -5,6 +5,7 @@ naming the file: an empty cloud means the item is broken, so fix or drop the ite
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
@@ -23,18 +24,30 @@ def load_point_cloud(path: Path, frame: FrameConvention = DEFAULT_FRAME) -> np.n
     """The scan at `path` as (N, 4) float32, rotated by `frame` into X forward, Y left, Z up.
     Intensity is 0 where the file has none. PointCloudError on any bad input."""
     path = Path(path)
+    _check_suffix(path)
+    return read_point_cloud(path, _read_bytes(path), frame)
+
+
+def read_point_cloud(path: Path, raw: bytes, frame: FrameConvention = DEFAULT_FRAME) -> np.ndarray:
+    """`load_point_cloud` of the file's bytes, read elsewhere (a render worker gets the bytes,
+    never the file): `path` gives the format (its extension) and names the file in errors."""
+    path = Path(path)
+    suffix = _check_suffix(path)
+    if suffix == ".npy":
+        points = _read_npy(path, raw)
+    else:
+        points = _read_bin(path, raw) if suffix == ".bin" else read_pcd(path, raw)
+    return frame.apply(check_points(path, points))
+
+
+def _check_suffix(path: Path) -> str:
     suffix = path.suffix.lower()
     if suffix not in POINT_CLOUD_SUFFIXES:
         allowed = ", ".join(POINT_CLOUD_SUFFIXES)
         raise PointCloudError(
             path, f"unknown point-cloud extension {path.suffix!r} (use {allowed})"
         )
-    if suffix == ".npy":
-        points = _read_npy(path)
-    else:
-        raw = _read_bytes(path)
-        points = _read_bin(path, raw) if suffix == ".bin" else read_pcd(path, raw)
-    return frame.apply(check_points(path, points))
+    return suffix
 
 
 def check_points(path: Path | str, points: np.ndarray) -> np.ndarray:
@@ -78,12 +91,12 @@ def _read_bin(path: Path, raw: bytes) -> np.ndarray:
     return np.frombuffer(raw, dtype=_BIN_RECORD).reshape(-1, 4).copy()
 
 
-def _read_npy(path: Path) -> np.ndarray:
+def _read_npy(path: Path, raw: bytes) -> np.ndarray:
     try:
-        array = np.load(path, allow_pickle=False)
+        array = np.load(io.BytesIO(raw), allow_pickle=False)
     except OSError as exc:
         raise PointCloudError(path, f"cannot read the file ({exc.strerror or exc})") from None
-    except ValueError as exc:
+    except (ValueError, EOFError) as exc:
         raise PointCloudError(path, f"not a plain .npy array ({exc})") from None
     if not isinstance(array, np.ndarray):
         raise PointCloudError(path, "not a .npy array (an .npz archive?)")

@@ -109,8 +109,8 @@ class StrideSuite(Suite):
         self, item: Item, parsed: ParsedAnswer, output: ModelOutput, judge: Judge | None
     ) -> ItemScore:
         if item_kind(item) is Kind.JUDGED:
-            # Renders are content-addressed files: asking again returns the frames the model saw.
-            return await score_judged(item, output.text, self.render(item), judge)
+            # The frames the model saw (shipped with the item to a scoring worker).
+            return await score_judged(item, output.text, self.images_shown(item), judge)
         return score_plain(item, parsed)
 
     def summarize(self, task: str, scored: Sequence[ScoredItem]) -> dict[str, float]:

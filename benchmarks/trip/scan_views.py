@@ -12,7 +12,7 @@ from roadeval.benchmarks.pointcloud import (
     RENDER_VERSION,
     FrameConvention,
     PointCloudError,
-    load_point_cloud,
+    read_point_cloud,
     render_views,
 )
 from roadeval.benchmarks.trip.taxonomy import BEV_ROLE, FRONT_ROLE
@@ -24,9 +24,9 @@ SCAN_FIELD = "point_cloud"
 class ScanViews(DrawJob):
     frame: FrameConvention
 
-    def draw(self) -> tuple[bytes, ...]:
+    def draw_from(self, data: bytes) -> tuple[bytes, ...]:
         try:
-            return render_views(load_point_cloud(Path(self.source), self.frame))
+            return render_views(read_point_cloud(Path(self.source), data, self.frame))
         except PointCloudError as exc:
             raise DrawError(exc.problem) from exc
 
@@ -37,4 +37,5 @@ def scan_views(item: Item, frame: FrameConvention) -> ScanViews | None:
     if scan is None:
         return None
     key = job_key(RENDER_VERSION, scan.sha256, frame.name, repr(frame.rotation))
-    return ScanViews(key, scan.path, SCAN_FIELD, (BEV_ROLE, FRONT_ROLE), frame)
+    views = (BEV_ROLE, FRONT_ROLE)
+    return ScanViews(key, scan.path, SCAN_FIELD, views, frame, input_sha256=scan.sha256)

@@ -5,7 +5,10 @@ One Batcher per model client, on the gateway loop, so that every shard's request
 batches. A batch is submitted when it holds `batch_size` requests, or when no request has
 arrived for `QUIET_S` (every shard's first attempts are queued by then; re-asks form a later
 batch). Before its first poll a batch is recorded in the store (`batch_records`): a later run
-asking any of its requests polls that batch instead of paying for them again.
+asking any of its requests polls that batch instead of paying for them again. Its requests are
+claimed (`claims`) from before the records are read until the batch's record is written, so
+two runs submitting at the same instant never both submit one request: the second waits for
+the first's record, then polls that batch.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from roadeval.tasks.batch.api import (
     batch_error,
     read_line,
 )
+from roadeval.tasks.batch.claiming import SubmitClaims
 from roadeval.tasks.batch.creates import BatchCreates
 from roadeval.tasks.batch.records import BatchRecord, BatchRecords, BatchState
 from roadeval.tasks.cache.responses import ResponseCache
@@ -79,6 +83,7 @@ class Batcher:
         self._polling: set[str] = set()  # batch ids being polled
         self._tasks: set[asyncio.Task[None]] = set()
         self._timer: asyncio.TimerHandle | None = None
+        self._claims = SubmitClaims(client, cache)
 
     async def submit(self, request: ModelRequest) -> CallOutcome:
         """The request's outcome, from the batch it joins (or the pending batch holding it)."""
@@ -182,6 +187,47 @@ class Batcher:
         if self.client.stop.requested:
             self._resolve_each(keys, lambda request: CallOutcome(stopped=True))
             return
+        claimed = await self._claims.claim(keys)
+        for key, answer in claimed.answered.items():
+            self._spawn([key], self._answered_by_claim(key, answer))
+        for key in claimed.busy:
+            self._spawn([key], self._after_claim(key))
+        try:
+            await self._submit_claimed([k for k in keys if k in claimed.leases])
+        finally:
+            # Held until the batch's record is written (or nothing was sent): from then on
+            # the record keeps other runs from submitting them.
+            await self._claims.finish(claimed.leases)
+
+    async def _answered_by_claim(self, key: str, answer: ModelCall | None) -> None:
+        async def read(key: str) -> ModelCall | None:
+            return await self._store(self.cache.get, key)
+
+        answer = await self._claims.answer(key, answer, read)
+        if answer is None:
+            self._requeue(key)
+            return
+        for request, future in self._waiters.pop(key, []):
+            if not future.done():
+                future.set_result(CallOutcome([_reused(answer, request)]))
+
+    async def _after_claim(self, key: str) -> None:
+        """Another claim holds `key`: once it ends, queue it again (the next submit then finds
+        its batch's record and polls that batch)."""
+        await self._claims.wait(key)
+        if self.client.stop.requested:
+            self._resolve_each([key], lambda request: CallOutcome(stopped=True))
+            return
+        self._requeue(key)
+
+    def _requeue(self, key: str) -> None:
+        if self._waiters.get(key):
+            self._queued.append(key)
+            self._schedule()
+
+    async def _submit_claimed(self, keys: list[str]) -> None:
+        if not keys:
+            return
         # Another run may have submitted some of these since the plan looked: never twice.
         refreshed = await self._refresh()
         if self.client.stop.requested:  # stopped while settling what another run left
@@ -211,7 +257,9 @@ class Batcher:
         self._polling.add(record.batch_id)
         for request in requests:
             self._in_batch[request.key] = record
-        await self._poll(record, first, delay=self.client.spec.batch_poll_s)
+        self._spawn(
+            record.request_keys, self._poll(record, first, delay=self.client.spec.batch_poll_s)
+        )
 
     async def _from_record(self, record: BatchRecord, key: str) -> None:
         """A queued request found in a batch another run submitted meanwhile: wait for that

@@ -3,12 +3,17 @@
 Each successful answer is written the moment it arrives, so a crashed run loses only the calls in
 flight, and any later run with the same request pays for nothing twice. An entry that cannot be
 read back (truncated, emptied, edited by hand) is a miss that is reported, never a crash.
+
+On a remote store a run's plans are answered from a listing of the cache (`StoredKeys`) where
+it reaches, rather than by a GET per look-up: an answer kept after the listing (by another run,
+or another process of this one) is found by the run's claims, which read what every claim since
+the run began answered (see `claims`). So a listing serves one run, never one begun after it.
 """
 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from roadeval.storage.store import Store
 from roadeval.tasks.requests.request import CorruptCacheEntry, ModelCall, ModelRequest
@@ -26,11 +31,86 @@ class CorruptEntry:
         return f"{self.location}: {self.reason}"
 
 
+PREFIX = "cache/responses/"
+# A page of the listing for this many look-ups it could not answer: at worst a tenth more
+# requests than a GET per look-up (a large cache), at best one request for a whole plan.
+LOOKUPS_PER_PAGE = 10
+PAGE = 1000
+
+
+@dataclass
+class StoredKeys:
+    """The cache's keys as far as it has been listed, in order: a key at or before the last
+    one listed is stored or not as the listing said; one past it, nobody knows yet. The
+    listing goes on a page at a time as look-ups need it."""
+
+    store: Store
+    digests: set[bytes] = field(default_factory=set)
+    after: str | None = None  # the last key listed
+    complete: bool = False
+    owed: int = LOOKUPS_PER_PAGE  # look-ups since the last page (the first lists at once)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def knows(self, key: str) -> bool | None:
+        """Whether the cache key `key` was listed (True), was not where it would have been
+        (False), or lies past the listing (None)."""
+        with self.lock:
+            if self.owed >= LOOKUPS_PER_PAGE and not self.complete:
+                self._list_page()
+            if _digest(key) in self.digests:
+                return True
+            if self.complete or (self.after is not None and key <= self.after):
+                return False
+            self.owed += 1
+            return None
+
+    def add(self, key: str) -> None:
+        with self.lock:
+            self.digests.add(_digest(key))
+
+    def _list_page(self) -> None:
+        self.owed = 0
+        listed = self.store.list_entries(PREFIX, start_after=self.after, limit=PAGE)
+        self.digests.update(_digest(entry.key) for entry in listed.entries)
+        if listed.entries:
+            self.after = listed.entries[-1].key
+        self.complete = not listed.truncated
+
+
+def _digest(key: str) -> bytes:
+    """A cache key as its request key's bytes (half the memory of the text)."""
+    name = key.rsplit("/", 1)[-1].removesuffix(".json")
+    try:
+        return bytes.fromhex(name)
+    except ValueError:
+        return name.encode()
+
+
+# Per store, the listing of the run whose plans use it (the latest run in this process).
+_STORED: dict[str, tuple[str, StoredKeys]] = {}
+_STORED_LOCK = threading.Lock()
+
+
+def stored_keys(store: Store, run_id: str) -> StoredKeys:
+    """The run's listing of `store`'s cache in this process, shared by all its plans."""
+    with _STORED_LOCK:
+        found = _STORED.get(store.uri)
+        if found is None or found[0] != run_id:
+            found = _STORED[store.uri] = (run_id, StoredKeys(store))
+        return found[1]
+
+
 class ResponseCache:
-    def __init__(self, store: Store) -> None:
+    """The answers `store` keeps. With `run_id`, a plan of that run: look-ups on a remote
+    store are answered from the run's listing where it reaches (see the module)."""
+
+    def __init__(self, store: Store, run_id: str | None = None) -> None:
         self.store = store
         self._corrupt: dict[str, CorruptEntry] = {}
         self._lock = threading.Lock()
+        # A folder's look-ups cost a syscall each: no listing there.
+        listed = run_id is not None and not store.runs_inline
+        self._listed = stored_keys(store, run_id) if listed and run_id else None
 
     @property
     def corrupt(self) -> list[CorruptEntry]:
@@ -40,9 +120,10 @@ class ResponseCache:
 
     @staticmethod
     def key(request_key: str) -> str:
-        return f"cache/responses/{request_key[:2]}/{request_key}.json"
+        return f"{PREFIX}{request_key[:2]}/{request_key}.json"
 
     def get(self, request_key: str) -> ModelCall | None:
+        """The stored answer to `request_key`, read from the store now."""
         key = self.key(request_key)
         try:
             data = self.store.get(key)
@@ -57,10 +138,17 @@ class ResponseCache:
             return None
 
     def lookup(self, request: ModelRequest) -> ModelCall | None:
-        """The cached answer to `request`; hashes the request first (its image bytes included)."""
+        """The cached answer to `request` as a plan sees it: on a remote store, as the
+        listing of the cache says where it reaches (what was kept since is the claims' to
+        find); hashes the request first (its image bytes included)."""
+        if self._listed is not None and self._listed.knows(self.key(request.key)) is False:
+            return None
         return self.get(request.key)
 
     def put(self, response: ModelCall) -> None:
         """Keep a successful answer; errors are not cached, so the next run asks again."""
         if response.ok:
-            self.store.put(self.key(response.request_key), response.to_cache())
+            key = self.key(response.request_key)
+            self.store.put(key, response.to_cache())
+            if self._listed is not None:
+                self._listed.add(key)

@@ -1,7 +1,8 @@
 """Store operations made from the gateway loop, where every model call of the process runs.
 
-A remote store's operations wait on the network, so they run in a thread; a local folder's run
-on the loop itself (`Store.runs_inline`). Either way a store that fails stops the whole run at
+A remote store's operations wait on the network, so they run in a thread (the store's own, as
+many as it has connections: `Store.executor`); a local folder's run on the loop itself
+(`Store.runs_inline`). Either way a store that fails stops the whole run at
 once: answers that cannot be kept must not be bought.
 """
 
@@ -23,7 +24,10 @@ async def call_store(store: Store, stop: StopSignal, fn: Callable[..., T], *args
     try:
         if store.runs_inline:
             return fn(*args)
-        return await asyncio.to_thread(fn, *args)
+        executor = store.executor()
+        if executor is None:
+            return await asyncio.to_thread(fn, *args)
+        return await asyncio.get_running_loop().run_in_executor(executor, fn, *args)
     except Exception as exc:
         error = exc if isinstance(exc, StoreError) else None
         error = error or StoreError(describe_store_error(store.uri, exc))

@@ -33,6 +33,8 @@ class RenderReport:
     drawn: int = 0
     from_cache: int = 0
     from_store: int = 0
+    # Of the drawings made now, those sent to a Dask cluster (the rest were drawn here).
+    on_cluster: int = 0
 
 
 def _from_store(job: DrawJob, store: Store) -> tuple[ImageRef, ...] | None:
@@ -60,6 +62,8 @@ def fill_drawings(
     # Several items may show one scan: draw it once.
     unique = {job.key: job for job in missing.values()}
     outcomes = dict(zip(unique, draw_all(list(unique.values()), config), strict=True))
+    if config.on_cluster(len(unique)):
+        report.on_cluster = sum(not isinstance(o, DrawError) for o in outcomes.values())
     failed: set[str] = set()
     for item_id, job in missing.items():
         outcome = outcomes[job.key]

@@ -34,6 +34,7 @@ Rules and their sources:
 
 from __future__ import annotations
 
+import io
 import math
 import re
 from collections.abc import Callable
@@ -199,5 +200,12 @@ def _size_of(path: str, sha256: str) -> tuple[int, int]:
 
 
 def image_size(image: ImageRef) -> tuple[int, int]:
-    """(width, height) of an image a prompt shows, from its file's header."""
+    """(width, height) of an image a prompt shows, from its file's header (or from the bytes
+    it carries, on a scoring worker where its path names no file)."""
+    if image.data is not None:
+        try:
+            with Image.open(io.BytesIO(image.data)) as opened:
+                return opened.size
+        except (OSError, SyntaxError) as exc:
+            raise ValueError(f"image {image.path}: cannot read its size ({exc})") from exc
     return _size_of(image.path, image.sha256)

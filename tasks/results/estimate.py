@@ -314,6 +314,7 @@ def _refreshed(plan: ShardPlan, cache: ResponseCache) -> ShardPlan:
     for planned in plan.items:
         found: list[ModelCall | None] = []
         for request in planned.requests:
-            found.append(cache.lookup(request) if not found or found[-1] is not None else None)
+            # Read now: the answers bought since the plan, by any process of the run.
+            found.append(cache.get(request.key) if not found or found[-1] is not None else None)
         items.append(replace(planned, stored=tuple(found)))
     return replace(plan, items=tuple(items))

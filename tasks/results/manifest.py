@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer
 
+from roadeval.tasks.results.engines import EnginesRecord
 from roadeval.tasks.shard.counts import COUNTS, Counts
 
 # ISO 8601 as `datetime.isoformat` writes it ("+00:00"), the form manifests have always had.
@@ -123,6 +124,10 @@ class RunManifest(_Record):
     totals: Totals
     # Who ran the stages: "prefect" or "inline".
     orchestrator: str
+    # Under Prefect: the flow run this run is, and the deployment that started it (None when
+    # started by hand, e.g. `roadeval run` with PREFECT_API_URL set).
+    flow_run_id: str | None = None
+    deployment: str | None = None
     # Answer worker processes the calls were spread over (0: answered in the run's process).
     answer_processes: int = 0
     dry_run: bool = False
@@ -131,6 +136,8 @@ class RunManifest(_Record):
     baseline: BaselineRecord | None = None
     # A rescore: no model was called, every answer was the store's.
     rescore: bool = False
+    # Which engines drew and scored, at which addresses (None in manifests from before).
+    engines: EnginesRecord | None = None
     status: str | None = None
     message: str | None = None
 

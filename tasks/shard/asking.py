@@ -1,22 +1,23 @@
 """Asking one request once: the stored answer if there is one, else a claim on the request, the
 model's answer, and the answer kept before the claim is let go.
 
-Store I/O goes through `call_store`: on the loop for a local folder, in a thread for a remote
-store. A store that fails (full, unwritable, gone) stops the whole run at once: answers that
-cannot be kept must not be bought.
+Claims are the run's per endpoint (`claims.ClaimBook`): requests asked at the same moment share
+one claim record. Store I/O goes through `call_store`: on the loop for a local folder, in a
+thread for a remote store. A store that fails (full, unwritable, gone) stops the whole run at
+once: answers that cannot be kept must not be bought.
 """
 
 from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from roadeval.storage.store import Store, StoreError
+from roadeval.storage.store import Store
 from roadeval.tasks.batch.mode import batcher_for
-from roadeval.tasks.cache.claims import Lease, RequestClaims
+from roadeval.tasks.cache.claims import ClaimBook, Kind, Lease, claim_book
 from roadeval.tasks.cache.responses import ResponseCache
 from roadeval.tasks.cache.store_calls import call_store
 from roadeval.tasks.calls.gateway import CallOutcome, ModelClient
@@ -33,7 +34,9 @@ def asker_for(
     sends (they keep concurrent runs from paying twice; a model that costs nothing needs none).
     An `offline` asker (a rescore) sends nothing: a request the store cannot answer is an
     error of kind `not_stored`."""
-    claims = None if client.spec.is_baseline or offline else RequestClaims(store, run_id)
+    claims = None
+    if not client.spec.is_baseline and not offline:
+        claims = claim_book(store, cache, client.spec.model, client.api_base, run_id, client.stop)
     return Asker(client, cache, claims, offline=offline)
 
 
@@ -51,7 +54,7 @@ class Asker:
         self,
         client: ModelClient,
         cache: ResponseCache,
-        claims: RequestClaims | None,
+        claims: ClaimBook | None,
         *,
         offline: bool = False,
     ) -> None:
@@ -60,7 +63,6 @@ class Asker:
         # None asks without claiming: for models that cost nothing (the built-in baselines).
         self.claims = claims
         self.offline = offline
-        self.renewals = LeaseRenewals(claims, self._store) if claims is not None else None
 
     async def _store(self, fn: Callable[..., T], *args: object) -> T:
         return await call_store(self.cache.store, self.client.stop, fn, *args)
@@ -106,58 +108,47 @@ class Asker:
                 return _reused(cached, request)
             return CallOutcome([_not_stored(self.client, request)])
         if self.client.spec.mode is CallMode.BATCH:
-            # Grouped into the provider's batches (which keep their answers and are recorded
-            # in the store, so no run pays twice for them); no per-request claims.
+            # Grouped into the provider's batches (recorded in the store, so no run pays twice
+            # for them; their requests are claimed from submit until the record is written).
             return await batcher_for(self.client, self.cache).submit(request)
         if self.claims is None:
             return await self._call_and_keep(request)
         return await self._ask_claimed(request, self.claims)
 
-    async def _ask_claimed(self, request: ModelRequest, claims: RequestClaims) -> CallOutcome:
+    async def _ask_claimed(self, request: ModelRequest, claims: ClaimBook) -> CallOutcome:
         """Claim the request and ask it; while another run (or shard) holds the claim, wait
-        for its answer without holding one of this model's slots, so other requests go on."""
-        wait_s = claims.poll_s
+        for it to end without holding one of this model's slots, so other requests go on."""
+        trust_done = True
         while True:
             async with self.client.asking:
                 if self.client.stop.requested:
                     return CallOutcome(stopped=True)
-                claimed = await self._store(self._claim, claims, request.key)
-                if isinstance(claimed, ModelCall):
-                    return _reused(claimed, request)
-                if claimed is not None:
-                    assert self.renewals is not None  # there are claims
-                    return await self._ask_leased(request, self.renewals, claimed)
-            await asyncio.sleep(wait_s)
-            wait_s = min(wait_s * 1.5, claims.max_poll_s)
-            cached: ModelCall | None = await self._store(self.cache.get, request.key)
-            if cached is not None:
-                return _reused(cached, request)
-
-    def _claim(self, claims: RequestClaims, request_key: str) -> Lease | ModelCall | None:
-        """A lease on the request; or its answer, if the last holder kept one
-        between our look-up and our claim; or None while someone else holds it."""
-        lease = claims.try_acquire(request_key)
-        if lease is None:
-            return None
-        cached = self.cache.get(request_key)
-        if cached is None:
-            return lease
-        claims.release(lease)
-        return cached
+                verdict = await claims.claim(request.key, trust_done=trust_done)
+                if verdict.lease is not None:
+                    return await self._ask_leased(request, claims, verdict.lease)
+                if verdict.kind is Kind.ANSWERED:
+                    answer = verdict.answer or await self._store(self.cache.get, request.key)
+                    if answer is not None:
+                        return _reused(answer, request)
+                    # A claim said it answered this, and the answer does not read: ask it.
+                    trust_done = False
+                    continue
+            await claims.wait(request.key)
 
     async def _ask_leased(
-        self, request: ModelRequest, renewals: LeaseRenewals, lease: Lease
+        self, request: ModelRequest, claims: ClaimBook, lease: Lease
     ) -> CallOutcome:
-        renewals.hold(lease)
+        kept = False
         try:
             outcome = await self.client.complete(request)
             final = outcome.final
             if final is not None and final.ok:
                 await self._store(self.cache.put, final)
+                kept = True
             return outcome
         finally:
             # After the answer is kept (waiters then find it), never before.
-            await renewals.release(lease)
+            await claims.finish(lease, answered=kept)
 
     async def _call_and_keep(self, request: ModelRequest) -> CallOutcome:
         outcome = await self.client.complete(request)
@@ -165,49 +156,6 @@ class Asker:
         if final is not None and final.ok:
             await self._store(self.cache.put, final)
         return outcome
-
-
-class LeaseRenewals:
-    """The leases one asker holds, renewed together every third of their TTL by one task (a
-    task per request would be thousands a minute), and let go only once no renewal of theirs
-    is under way: a renewal landing after the release would put the claim back."""
-
-    def __init__(
-        self, claims: RequestClaims, store: Callable[..., Coroutine[Any, Any, Any]]
-    ) -> None:
-        self.claims = claims
-        self._store = store
-        self.held: set[Lease] = set()
-        self._renewing: dict[Lease, asyncio.Future[None]] = {}
-        self._task: asyncio.Task[None] | None = None
-
-    def hold(self, lease: Lease) -> None:
-        self.held.add(lease)
-        if self._task is None or self._task.done():
-            self._task = asyncio.get_running_loop().create_task(self._renew_held())
-
-    async def release(self, lease: Lease) -> None:
-        self.held.discard(lease)
-        renewing = self._renewing.get(lease)
-        if renewing is not None:
-            await asyncio.shield(renewing)
-        await self._store(self.claims.release, lease)
-
-    async def _renew_held(self) -> None:
-        loop = asyncio.get_running_loop()
-        while self.held:
-            await asyncio.sleep(self.claims.ttl_s / 3)
-            for lease in list(self.held):
-                if lease not in self.held:  # released while an earlier one was renewed
-                    continue
-                done = self._renewing[lease] = loop.create_future()
-                try:
-                    await self._store(self.claims.renew, lease)
-                except StoreError:
-                    return  # the store failed: the run is stopping (call_store asked it to)
-                finally:
-                    del self._renewing[lease]
-                    done.set_result(None)
 
 
 def _shared(outcome: CallOutcome, request: ModelRequest) -> CallOutcome:

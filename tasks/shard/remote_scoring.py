@@ -4,6 +4,11 @@ Ray starts only when a run sends it work, locally by default or on an existing c
 address. Items go in batches, so a Ray task carries many of them. Judge calls made by Ray
 workers all go through one actor per judge model, which holds that model's gateway: its limits,
 cache, claims and retries have one authority however many workers judge.
+
+Workers may be other machines: a batch carries everything its scorers read (the items, their
+answers and, for a judged suite, the images the model was shown, bytes and all), and the judge
+actor opens the store itself (see `judge_service`), on the run's own node when the store is a
+folder there.
 """
 
 from __future__ import annotations
@@ -16,27 +21,28 @@ import threading
 import traceback
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.judging import JudgeReply, JudgeRequest
+from roadeval.benchmarks.messages import ImageRef
 from roadeval.benchmarks.output import ModelOutput
-from roadeval.benchmarks.suite import ItemScore, ParsedAnswer, Suite
-from roadeval.storage.store import Store, StoreError
+from roadeval.benchmarks.suite import ItemScore, ParsedAnswer, Suite, shipped_images
+from roadeval.storage.store import LocalStore, Store, StoreError
 from roadeval.tasks.calls.stopping import StopSignal
-from roadeval.tasks.requests.model_spec import ModelSpec
 from roadeval.tasks.requests.request import ModelCall
 
 if TYPE_CHECKING:
     from roadeval.storage.records import ScoreRow
-    from roadeval.tasks.calls.authority import AuthorityAddress, AuthorityServer
+    from roadeval.tasks.calls.authority import AuthorityServer
     from roadeval.tasks.calls.gateway import ModelClient
 
-# Ray's own object store, kept small: batches are items and scores, not images.
+# Ray's own object store, kept small: batches are items and scores (and a judged item's few
+# images), and the store spills to disk past it.
 OBJECT_STORE_BYTES = 256 * 2**20
 
 
@@ -51,18 +57,48 @@ class ScoringConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     engine: ScoringEngine = ScoringEngine.RAY
-    address: str | None = Field(default=None, description="an existing Ray cluster")
+    address: str | None = Field(
+        default=None, description="an existing Ray cluster: host:port (its GCS), or ray://host:port"
+    )
     num_cpus: int | None = Field(default=None, ge=1, description="local Ray's CPUs (all)")
     batch_size: int = Field(default=64, ge=1, description="items per Ray task")
+
+    @field_validator("address")
+    @classmethod
+    def _address_is_a_cluster(cls, value: str | None) -> str | None:
+        if value is not None and (problem := ray_address_problem(value)) is not None:
+            raise ValueError(problem)
+        return value
+
+
+RAY_CLIENT_SCHEME = "ray://"
+
+
+def ray_address_problem(address: str) -> str | None:
+    """Why `address` names no Ray cluster (`host:port` of its head, `ray://host:port` for Ray
+    Client), or None."""
+    host, _, port = address.removeprefix(RAY_CLIENT_SCHEME).rpartition(":")
+    if "://" in host or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        return (
+            f"Ray cluster address {address!r}: give its head's host:port (e.g. 10.0.0.5:6379) "
+            "or ray://host:port"
+        )
+    return None
+
+
+class ScoringClusterError(ValueError):
+    """The Ray cluster given by address cannot be used; the message names it."""
 
 
 @dataclass(frozen=True)
 class ScoreInput:
-    """One answered item, as the scorer needs it."""
+    """One answered item, as the scorer needs it; `images`, for a judged suite on the scoring
+    cluster: the images the model was shown, their bytes carried (`Suite.images_shown`)."""
 
     item: Item
     parsed: ParsedAnswer
     output: ModelOutput
+    images: tuple[ImageRef, ...] | None = None
 
 
 # The reason of an item whose scorer raised (`ScorerError.reason`): the scores row's
@@ -155,51 +191,9 @@ def score_batch(suite: Suite, batch: Sequence[ScoreInput], judge: Any) -> list[S
         asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(max_workers=1))
         return list(await asyncio.gather(*(one(entry) for entry in batch)))
 
-    return asyncio.run(every())
-
-
-class JudgeService:
-    """(A Ray actor.) The judge model's one gateway for every worker of the run."""
-
-    def __init__(
-        self,
-        spec: ModelSpec,
-        store: Store,
-        run_id: str,
-        key: str | None,
-        authority: AuthorityAddress | None = None,
-        budgeted: bool = False,
-    ) -> None:
-        from roadeval.tasks.cache.responses import ResponseCache
-        from roadeval.tasks.calls import baseline_provider
-        from roadeval.tasks.calls.authority import AuthorityLink
-        from roadeval.tasks.calls.clients import ClientBuilder
-        from roadeval.tasks.calls.secrets import Redactor
-        from roadeval.tasks.shard.asking import asker_for
-
-        if spec.api_key_env and key:
-            # The judge's own key and nothing else of the driver's environment.
-            os.environ[spec.api_key_env] = key
-        baseline_provider.install()
-        redact = Redactor.from_environment([spec.api_key_env or ""])
-        stop = StopSignal()
-        # The judge's limits and the run's budget are the driver's: asked through its authority.
-        link = AuthorityLink(authority, stop) if authority is not None else None
-        clients = ClientBuilder(run_id, stop, redact, link=link, budgeted=budgeted)
-        self.client = clients.client(spec)
-        self.asker = asker_for(self.client, ResponseCache(store), store, run_id)
-
-    async def judge(self, request: JudgeRequest, item: Item) -> tuple[JudgeReply, list[ModelCall]]:
-        from roadeval.tasks.shard.judge import ItemJudge
-
-        item_judge = ItemJudge(self.asker, item)
-        reply = await item_judge(request)
-        return reply, item_judge.calls
-
-    def stop(self, message: str) -> None:
-        from roadeval.tasks.calls.stopping import StopReason
-
-        self.client.stop.request(StopReason(message, 130, "interrupted"))
+    shipped = {e.item.item_id: e.images for e in batch if e.images is not None}
+    with shipped_images(shipped):
+        return asyncio.run(every())
 
 
 class RemoteScoring:
@@ -222,9 +216,13 @@ class RemoteScoring:
         self.judge_spec = judge.spec if judge is not None else None
         self._authority: AuthorityServer | None = None
         self._making_actor: asyncio.Lock | None = None
+        # Whether this run connected to Ray (to shut it down), and started it itself (local).
         self._started_ray = False
+        self._own_ray = False
         self._judge: Any = None
         self._score_batch: Any = None
+        # Items sent to the cluster to be scored (the manifest's `engines.scoring`).
+        self.on_cluster = 0
         # Shards score in threads of their own; the first to need Ray starts it, once.
         self._lock = threading.Lock()
 
@@ -237,7 +235,7 @@ class RemoteScoring:
                 # the run's own SIGTERM handling with its own.
                 common: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR}
                 if self.config.address:
-                    ray.init(address=self.config.address, **common)
+                    self._connect(ray, common)
                 else:
                     ray.init(
                         num_cpus=self.config.num_cpus or os.cpu_count(),
@@ -246,10 +244,20 @@ class RemoteScoring:
                         _node_ip_address="127.0.0.1",
                         **common,
                     )
+                    self._own_ray = True
                 self._started_ray = True
             if self._score_batch is None:
                 self._score_batch = ray.remote(score_batch)
         return ray
+
+    def _connect(self, ray: Any, common: dict[str, Any]) -> None:
+        address = self.config.address
+        try:
+            ray.init(address=address, **common)
+        except (ConnectionError, RuntimeError, TimeoutError, ValueError) as exc:
+            raise ScoringClusterError(
+                f"Ray cluster {address} (scoring.address, --ray-address): cannot connect: {exc}"
+            ) from None
 
     async def _judge_actor(self, ray: Any) -> Any:
         # On the gateway loop, like every shard's scoring: the one place the actor is made.
@@ -270,15 +278,26 @@ class RemoteScoring:
         budgeted = False
         if isinstance(client.gate, Gate):
             # Machines of a cluster reach the driver at its node address; a local Ray, here.
-            host = "127.0.0.1" if self._started_ray else ray.util.get_node_ip_address()
+            host = "127.0.0.1" if self._own_ray else ray.util.get_node_ip_address()
             self._authority = AuthorityServer(
                 {spec.label: client.gate}, self.stop, host, stats={spec.label: client.stats}
             )
             authority = await self._authority.start()
             budgeted = client.gate.budget is not None
-        # Async methods: the actor serves every worker's judge calls concurrently.
-        actor = ray.remote(JudgeService).options(max_concurrency=1000)
-        return actor.remote(spec, self.store, self.run_id, key, authority, budgeted)
+        from roadeval.tasks.shard.judge_service import JudgeService, store_environment
+
+        # Async methods: the actor serves every worker's judge calls concurrently. It holds no
+        # CPU: it waits on the judge, and a cluster's head may have none to give.
+        options: dict[str, Any] = {"max_concurrency": 1000, "num_cpus": 0}
+        if isinstance(self.store, LocalStore):
+            # A folder is on the run's machine only: so is the actor that writes the cache.
+            from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+            node = ray.get_runtime_context().get_node_id()
+            options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node, soft=False)
+        actor = ray.remote(JudgeService).options(**options)
+        store_env = store_environment(self.store)
+        return actor.remote(spec, self.store.uri, store_env, self.run_id, key, authority, budgeted)
 
     async def score(
         self, suite: Suite, entries: Sequence[ScoreInput], judged: bool
@@ -286,6 +305,10 @@ class RemoteScoring:
         """Scores for `entries`, in order, computed on the cluster in batches."""
         ray = self._ray()
         judge = await self._judge_actor(ray) if judged else None
+        if judged:
+            # The judge sees what the model saw: those images go with the items, as bytes.
+            entries = await asyncio.to_thread(_with_images, suite, entries)
+        self.on_cluster += len(entries)
         size = self.config.batch_size
         refs = [
             self._score_batch.remote(suite, list(entries[start : start + size]), judge)
@@ -307,7 +330,8 @@ class RemoteScoring:
             judge.stop.remote(self.stop.reason.message if self.stop.reason else "stopped")
 
     def close(self) -> None:
-        """Shut down Ray if this run started it (a cluster or a session's Ray stays)."""
+        """Disconnect from Ray if this run connected (a cluster stays up; a local Ray this run
+        started shuts down; a session's Ray, connected before the run, stays)."""
         if self._authority is not None:
             self._authority.close_from_any_thread()
             self._authority = None
@@ -316,3 +340,12 @@ class RemoteScoring:
 
             ray.shutdown()
             self._started_ray = False
+
+
+def _with_images(suite: Suite, entries: Sequence[ScoreInput]) -> list[ScoreInput]:
+    """`entries` carrying the images their items showed, read here (the render stage left
+    them in the media cache)."""
+    return [
+        replace(entry, images=tuple(image.inlined() for image in suite.images_shown(entry.item)))
+        for entry in entries
+    ]

@@ -119,7 +119,13 @@ def test_a_run_names_the_scan_it_cannot_draw_and_skip_runs_the_rest(
     assert result.exit_code == 0, result.output
     manifest = json.loads(next(store.glob("runs/*/manifest.json")).read_text())
     (suite,) = manifest["suites"]
-    assert suite["drawings"] == {"drawn": 0, "from_cache": 2, "from_store": 0, "failed": 1}
+    assert suite["drawings"] == {
+        "drawn": 0,
+        "from_cache": 2,
+        "from_store": 0,
+        "failed": 1,
+        "on_cluster": 0,
+    }
     assert [entry.split(",")[0] for entry in suite["skipped_items"]] == [str(bad)]
 
 

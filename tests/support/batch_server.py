@@ -4,7 +4,8 @@ It implements what LiteLLM's batch API calls: `POST /v1/files` (multipart, purpo
 `GET /v1/files/{id}`, `GET /v1/files/{id}/content`, `POST /v1/batches`, `GET /v1/batches` (newest
 first, `limit` and `after` as OpenAI pages them), `GET /v1/batches/{id}` and
 `POST /v1/batches/{id}/cancel`. `lose_create_replies = n` makes the next n creates make their
-batch and then drop the connection unanswered (a reply lost on the way: the client cannot tell).
+batch and then drop the connection unanswered (a reply lost on the way: the client cannot tell);
+`pair_uploads_s = s` holds the first upload until a second one arrives (at most s seconds).
 A batch stays `in_progress` until the test releases it (or for a set number of polls), then
 answers each line by the model's rule (model_server's Reply and Rule) into an output file, and
 the failed lines into an error file. It counts what it was asked.
@@ -62,6 +63,11 @@ class BatchServer:
         self.lists = 0
         self.content_reads = 0
         self.lose_create_replies = 0
+        # Set: the first file upload is held until a second arrives (or this many seconds
+        # pass), so that two runs are surely submitting at the same time.
+        self.pair_uploads_s: float | None = None
+        self._second_upload = threading.Event()
+        self._uploads_arrived = 0
         self.lines_seen: list[dict[str, Any]] = []
         self.auth_seen: list[str | None] = []
         self._ids = itertools.count(1)
@@ -92,6 +98,30 @@ class BatchServer:
                 if batch.status == "in_progress":
                     batch.released = True
                     batch.final = final
+
+    def _pair_upload(self) -> None:
+        if self.pair_uploads_s is None:
+            return
+        with self._lock:
+            self._uploads_arrived += 1
+            first = self._uploads_arrived == 1
+        if first:
+            self._second_upload.wait(self.pair_uploads_s)
+        else:
+            self._second_upload.set()
+
+    def submitted_keys(self) -> list[str]:
+        """The request key (custom_id) of every line of every batch created, in order."""
+        with self._lock:
+            keys = []
+            for batch in self.batches.values():
+                data = self.files[batch.input_file_id][1]
+                keys.extend(
+                    json.loads(raw)["custom_id"]
+                    for raw in data.decode().splitlines()
+                    if raw.strip()
+                )
+            return keys
 
     def _new_id(self, prefix: str) -> str:
         return f"{prefix}-{next(self._ids)}"
@@ -233,6 +263,7 @@ class BatchServer:
                     owner.auth_seen.append(self.headers.get("authorization"))
                 parts = self.path.rstrip("/").split("/")
                 if self.path.rstrip("/") == "/v1/files":
+                    owner._pair_upload()
                     fields = _multipart(self.headers.get("content-type", ""), body)
                     with owner._lock:
                         owner.files_created += 1

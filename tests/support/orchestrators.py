@@ -87,6 +87,7 @@ def prefect_api(api_url: str) -> Iterator[None]:
     settings, its root ones too, which the threads Prefect starts read) and in the CLI processes
     started meanwhile (PREFECT_API_URL). Everything is as before once the block ends."""
     import prefect.context
+    from prefect.logging.handlers import APILogWorker
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
     _named.append(OrchestratorKind.PREFECT)
@@ -94,7 +95,12 @@ def prefect_api(api_url: str) -> Iterator[None]:
         with _env({"PREFECT_API_URL": api_url}):
             prefect.context.refresh_global_settings_context()
             with temporary_settings(updates={PREFECT_API_URL: api_url}):
-                yield
+                try:
+                    yield
+                finally:
+                    # The block's flow-run log lines are sent while its API is there (the
+                    # session's server stops before the interpreter's exit would send them).
+                    APILogWorker.drain_all(timeout=5)
     finally:
         _named.pop()
         # The environment is restored by now: so are Prefect's root settings.

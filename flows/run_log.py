@@ -1,0 +1,134 @@
+"""A run's own log lines: which run it is and where it lands, each shard's counts as it lands,
+why it stopped, and its summary.
+
+Under a Prefect flow run they go through Prefect's run logger, so that the flow run's Logs tab
+in the Prefect UI tells the run's story; otherwise to the `roadeval.run` logger, which prints
+nothing unless configured (the CLI prints its own report). Prefect is never imported here for an
+inline run.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from roadeval.flows.run_parts import RunContext, RunInputs
+    from roadeval.flows.run_summary import RunSummary
+    from roadeval.tasks.results.manifest import Totals
+    from roadeval.tasks.shard.stages import ShardResult
+
+LOGGER = "roadeval.run"
+# The Prefect loggers the CLI keeps off its terminal (it reports a failed run itself, and
+# Prefect's copy of the error as a traceback would bury that message).
+PREFECT_RUN_LOGGERS = ("prefect.flow_runs", "prefect.task_runs")
+
+Logger = logging.Logger | logging.LoggerAdapter[Any]
+
+
+def run_logger() -> Logger:
+    """Prefect's logger of the current flow (or task) run, else `roadeval.run`."""
+    if "prefect" in sys.modules:
+        from prefect.context import FlowRunContext, TaskRunContext
+        from prefect.logging import get_run_logger
+
+        if FlowRunContext.get() is not None or TaskRunContext.get() is not None:
+            return get_run_logger()
+    return logging.getLogger(LOGGER)
+
+
+def _usd(value: float) -> str:
+    return f"${value:,.4f}"
+
+
+def _counts(counts: Any) -> str:
+    """The counts a reader of the log looks at first, from a ShardResult's or the totals'."""
+
+    def get(name: str) -> int:
+        return int(counts[name] if isinstance(counts, dict) else getattr(counts, name))
+
+    return (
+        f"{get('items')} items, {get('scored')} scored, {get('calls')} calls, "
+        f"{get('cached')} cached, {get('errors')} errors, {get('abnormal')} abnormal, "
+        f"{get('unparsed')} unparsed"
+    )
+
+
+class RunLog:
+    """The lines of one run, sent to the logger chosen when the run starts (in the flow's
+    thread, so that lines logged from other threads still belong to its flow run)."""
+
+    def __init__(self, logger: Logger | None = None) -> None:
+        self.logger = logger if logger is not None else run_logger()
+
+    def started(self, context: RunContext, inputs: RunInputs) -> None:
+        baseline = inputs.baseline
+        self.logger.info(
+            "run %s of panel %s: store %s, %d shards of %d suites, %s",
+            context.run_id,
+            context.panel.name,
+            context.store.uri,
+            len(inputs.shards),
+            len(inputs.loaded),
+            f"compared with run {baseline.run_id}" if baseline else "no baseline run",
+        )
+
+    def shard_landed(self, result: ShardResult) -> None:
+        self.logger.info(
+            "shard %s landed (%s x %s): %s, %s",
+            result.shard,
+            result.suite,
+            result.model,
+            _counts(result.counts),
+            _usd(result.cost_usd),
+        )
+
+    def stopped(self, run_id: str, status: str, message: str, totals: Totals) -> None:
+        self.logger.warning(
+            "run %s stopped, recorded %s: %s; %s, %d left",
+            run_id,
+            status,
+            message,
+            _counts(totals),
+            totals.left,
+        )
+
+    def finished(self, summary: RunSummary) -> None:
+        totals = summary.manifest.totals
+        where = f"{summary.store_uri.rstrip('/')}/{summary.manifest_key}"
+        self.logger.info(
+            "run %s %s: %s, %s; manifest %s",
+            summary.run_id,
+            summary.status,
+            _counts(totals),
+            _usd(totals.cost_usd),
+            where,
+        )
+
+
+class _NotFromRuns(logging.Filter):
+    """Drops the records of Prefect's flow-run and task-run loggers."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.name.startswith(PREFECT_RUN_LOGGERS)
+
+
+def quiet_prefect_run_logs_on_console() -> None:
+    """Keep Prefect's flow-run and task-run lines off this process's terminal while they still
+    reach the Prefect API (the Logs tab): a filter on the console handlers, where lowering
+    those loggers' level would drop the lines for the API too."""
+    from prefect.logging.configuration import ensure_logging_setup
+    from prefect.logging.handlers import APILogHandler
+
+    # Prefect's handlers first (configured once per process), so that the filter lands on them.
+    ensure_logging_setup()
+    handlers = {
+        handler
+        for logger in (logging.getLogger(), *map(logging.getLogger, PREFECT_RUN_LOGGERS))
+        for handler in logger.handlers
+        if not isinstance(handler, APILogHandler)
+    }
+    for handler in handlers:
+        if not any(isinstance(f, _NotFromRuns) for f in handler.filters):
+            handler.addFilter(_NotFromRuns())

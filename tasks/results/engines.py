@@ -1,0 +1,44 @@
+"""Which engines a run used and where they were, as its manifest records them (and the `runs`
+row repeats): drawing (Dask, or in process), heavy scoring (Ray, or in process), and the
+Prefect API the run reported to."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit, urlunsplit
+
+from pydantic import BaseModel, ConfigDict
+
+
+class EngineRecord(BaseModel):
+    """One kind of the run's work: the engine it was given to (`dask` or `ray`, else `local`:
+    the run's own process), the address of the cluster when one was given (None: a cluster the
+    run started itself, or none), and the units of work sent to the cluster (drawings, or items
+    scored)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    engine: str
+    address: str | None = None
+    on_cluster: int = 0
+
+
+class EnginesRecord(BaseModel):
+    """The run's engines: `render` (drawing), `scoring` (heavy scoring), and the Prefect API
+    the run reported to (None: inline, or Prefect's temporary server)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    render: EngineRecord
+    scoring: EngineRecord
+    prefect_api_url: str | None = None
+
+
+def bare_address(address: str | None) -> str | None:
+    """`address` without any user or password in it (a URL may carry them): what is recorded."""
+    if address is None or "@" not in address:
+        return address
+    parts = urlsplit(address)
+    if not parts.netloc or "@" not in parts.netloc:
+        return address
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=host))

@@ -1,0 +1,223 @@
+"""A panel's three deployments on the session's real Prefect server: registered (applied), read
+back with their schedules and parameters, for a process work pool too; `roadeval deploy --list`
+with the next runs the server's scheduler made; the refusal of an ephemeral API or a server that
+does not answer; and prefect.yaml declaring the same deployments as deployments/demo.py."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from roadeval.deployments import demo
+from roadeval.flows.panel_deployments import Kind, PanelDeployment, panel_deployments
+
+from support import orchestrators
+from support.cli_process import run_cli, wait_until
+from support.prefect_server import PrefectServer
+from support.trip_panel import invoke
+
+REPO = Path(__file__).resolve().parents[2]
+DEMO_PANEL = str(REPO / "flows" / "panels" / "demo.yaml")
+
+
+def _read(full_name: str) -> Any:
+    from prefect.client.orchestration import get_client
+
+    with get_client(sync_client=True) as client:
+        return client.read_deployment_by_name(full_name)
+
+
+def _ensure_pool(name: str) -> None:
+    """A process work pool `name`, as `prefect work-pool create NAME --type process` makes it."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.actions import WorkPoolCreate
+    from prefect.workers.process import ProcessWorker
+
+    template = ProcessWorker.get_default_base_job_template()
+    with get_client(sync_client=True) as client:
+        pool = WorkPoolCreate(name=name, type="process", base_job_template=template)
+        client.create_work_pool(pool, overwrite=True)
+
+
+def _specs(name: str, tmp_path: Path) -> list[PanelDeployment]:
+    return panel_deployments(
+        DEMO_PANEL,
+        name,
+        store=str(tmp_path / "store"),
+        budget_usd=2.5,
+        cron="15 4 * * 2",
+        timezone="Europe/Paris",
+    )
+
+
+@pytest.mark.usefixtures("under_prefect")
+def test_the_three_deployments_register_and_read_back(tmp_path: Path) -> None:
+    name = f"reg-{uuid.uuid4().hex[:6]}"
+    specs = _specs(name, tmp_path)
+    assert [s.full_name for s in specs] == [
+        f"evaluate-panel/{name}",
+        f"evaluate-panel/{name}-rerun",
+        f"campaign/{name}-campaign",
+    ]
+    for spec in specs:
+        spec.runner_deployment().apply()
+    scheduled, rerun, campaign = (_read(s.full_name) for s in specs)
+    expected = {"panel": DEMO_PANEL, "store": str(tmp_path / "store"), "budget_usd": 2.5}
+    for deployment, spec in zip((scheduled, rerun, campaign), specs, strict=True):
+        assert deployment.parameters == expected
+        assert deployment.entrypoint == spec.entrypoint
+        assert "roadeval" in deployment.tags and deployment.description == spec.description
+        # A module path: an installed roadeval needs no image and no remote storage.
+        assert ":" not in deployment.entrypoint and deployment.pull_steps in (None, [])
+    [schedule] = scheduled.schedules
+    assert schedule.slug == f"{name}-cron" and schedule.active
+    assert schedule.schedule.cron == "15 4 * * 2" and schedule.schedule.timezone == "Europe/Paris"
+    assert rerun.schedules == [] and campaign.schedules == []
+    assert scheduled.entrypoint == "roadeval.flows.deployed.evaluate_panel_file"
+    assert campaign.entrypoint == "roadeval.flows.deployed.run_campaign"
+    # The campaign's budget is a parameter it cannot run without; the rerun's baseline one it may.
+    assert set(campaign.parameter_openapi_schema["required"]) == {"panel", "budget_usd"}
+    assert "against" in rerun.parameter_openapi_schema["properties"]
+    # Registered again with another cron: the slug updates the schedule in place.
+    moved = panel_deployments(DEMO_PANEL, name, cron="0 5 * * *")[0]
+    moved.runner_deployment().apply()
+    [again] = _read(moved.full_name).schedules
+    assert again.slug == schedule.slug and again.schedule.cron == "0 5 * * *"
+
+
+@pytest.mark.usefixtures("under_prefect")
+def test_deployments_for_a_process_work_pool(tmp_path: Path) -> None:
+    from prefect.client.orchestration import get_client
+
+    from roadeval.flows.prefect_deployments import apply_to_pool
+
+    name, pool = f"pool-{uuid.uuid4().hex[:6]}", f"roadeval-{uuid.uuid4().hex[:6]}"
+    specs = _specs(name, tmp_path)
+    assert apply_to_pool(specs, pool) is True
+    assert apply_to_pool(specs, pool) is False  # the pool is there now
+    with get_client(sync_client=True) as client:
+        assert client.read_work_pool(pool).type == "process"
+    for spec in specs:
+        deployment = _read(spec.full_name)
+        assert deployment.work_pool_name == pool and deployment.entrypoint == spec.entrypoint
+
+
+@pytest.mark.usefixtures("under_prefect")
+def test_deploy_list_shows_schedules_and_next_runs(tmp_path: Path) -> None:
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterId
+
+    name = f"list-{uuid.uuid4().hex[:6]}"
+    specs = panel_deployments(DEMO_PANEL, name, store=str(tmp_path / "s"), cron="30 2 * * 3")
+    for spec in specs:
+        spec.runner_deployment().apply()
+    deployment_id = _read(specs[0].full_name).id
+
+    def scheduled() -> list[Any]:
+        with get_client(sync_client=True) as client:
+            return client.read_flow_runs(
+                deployment_filter=DeploymentFilter(id=DeploymentFilterId(any_=[deployment_id]))
+            )
+
+    # The server's scheduler makes the scheduled deployment's next runs within seconds.
+    wait_until(lambda: bool(scheduled()), timeout=30, what="the scheduler's runs")
+    first = min(run.expected_start_time for run in scheduled())
+    result = invoke("deploy", "--list")
+    assert result.exit_code == 0, result.output
+    lines = {line.split("│")[1].strip(): line for line in result.output.splitlines() if "│" in line}
+    row = lines[f"evaluate-panel/{name}"]
+    assert "30 2 * * 3 (UTC)" in row and f"[{name}-cron]" in row
+    assert first.isoformat(timespec="minutes") in row
+    assert first.weekday() == 2 and (first.hour, first.minute) == (2, 30)
+    assert "on demand" in lines[f"evaluate-panel/{name}-rerun"]
+    assert "on demand" in lines[f"campaign/{name}-campaign"]
+
+
+def test_deploy_refuses_an_ephemeral_api(tmp_path: Path) -> None:
+    # As a user starts it: no PREFECT_API_URL in the environment nor in a Prefect profile.
+    env = {"PREFECT_API_URL": "", "PREFECT_PROFILES_PATH": str(tmp_path / "no-profiles.toml")}
+    cli = run_cli(["deploy", "--panel", DEMO_PANEL], tmp_path, env)
+    assert cli.process.returncode == 2, cli.stderr
+    message = " ".join(cli.stderr.split())
+    assert "no Prefect server: PREFECT_API_URL is not set" in message
+    assert "ephemeral" in message and "prefect server start" in message
+    assert "Traceback" not in cli.stderr and len(cli.stderr.strip().splitlines()) <= 3
+
+
+def test_deploy_refuses_a_server_that_does_not_answer() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}/api"
+    with orchestrators.prefect_api(url):
+        result = invoke("deploy", "--list")
+    assert result.exit_code == 2, result.output
+    message = " ".join(result.output.split())
+    assert f"the Prefect API at {url} (PREFECT_API_URL) does not answer" in message
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.usefixtures("under_prefect")
+def test_bad_deploy_options_are_one_line_errors(tmp_path: Path) -> None:
+    cases = [
+        (["--panel", str(tmp_path / "missing.yaml")], "missing.yaml: no such panel file"),
+        (["--panel", DEMO_PANEL, "--cron", "every monday"], "--cron 'every monday': not a cron"),
+        (["--panel", DEMO_PANEL, "--timezone", "Mars/Olympus"], "not a time zone"),
+        (["--panel", "bundled:nope"], "bundled:nope: no such bundled panel"),
+        (["--panel", DEMO_PANEL, "--budget-usd", "0"], "--budget-usd must be a positive"),
+        (["--panel", DEMO_PANEL, "--list"], "--list takes no --panel"),
+        (["--panel", "ftp://host/p.yaml"], "not this scheme"),
+    ]
+    for args, expected in cases:
+        result = invoke("deploy", *args)
+        assert result.exit_code == 2, (args, result.output)
+        assert expected in " ".join(result.output.split()), (args, result.output)
+        assert "Traceback" not in result.output
+
+
+def _normal(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def test_prefect_deploy_all_registers_the_demo_deployments(
+    tmp_path: Path, prefect_server: PrefectServer
+) -> None:
+    """prefect.yaml, deployed by Prefect's own CLI, gives the deployments deployments/demo.py
+    declares."""
+    declared = yaml.safe_load((REPO / "prefect.yaml").read_text())
+    # No build or push: the workers run the installed roadeval.
+    assert declared["build"] is None and declared["push"] is None
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copy(REPO / "prefect.yaml", project / "prefect.yaml")
+    env = {**os.environ, "PREFECT_API_URL": prefect_server.api_url, "PWD": str(project)}
+    prefect = [str(Path(sys.executable).parent / "prefect"), "--no-prompt"]
+    with orchestrators.prefect_api(prefect_server.api_url):
+        _ensure_pool(demo.WORK_POOL)
+    done = subprocess.run([*prefect, "deploy", "--all"], cwd=project, env=env, capture_output=True)
+    assert done.returncode == 0, done.stdout.decode() + done.stderr.decode()
+    specs = demo.deployments()
+    assert sorted(d["name"] for d in declared["deployments"]) == sorted(s.name for s in specs)
+    assert {spec.kind for spec in specs} == set(Kind)
+    with orchestrators.prefect_api(prefect_server.api_url):
+        for spec in specs:
+            d = _read(spec.full_name)
+            assert d.entrypoint == spec.entrypoint and d.parameters == spec.parameters
+            assert d.tags == list(spec.tags) and d.work_pool_name == demo.WORK_POOL
+            assert _normal(d.description or "") == _normal(spec.description)
+            schedules = [(s.schedule.cron, s.schedule.timezone, s.slug) for s in d.schedules]
+            assert schedules == ([(spec.cron, spec.timezone, spec.slug)] if spec.cron else [])
+            # Runs start in the folder `prefect deploy` ran in (the store's default is there).
+            [step] = d.pull_steps
+            assert step["prefect.deployments.steps.set_working_directory"] == {
+                "directory": str(project)
+            }

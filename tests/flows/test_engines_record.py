@@ -1,0 +1,104 @@
+"""The manifest's `engines` and the `runs` row's engine columns: which engine drew and scored,
+the clusters' addresses as given (never a user or password a URL carries), how much went to
+each, and the Prefect API a run under Prefect reported to."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from roadeval.flows.manifest import engines_used
+from roadeval.flows.orchestration import OrchestratorKind
+from roadeval.flows.panel_file import panel_from_dict, with_dask_address, with_ray_address
+from roadeval.flows.run_parts import RunContext
+from roadeval.flows.run_record import engine_columns
+from roadeval.storage.store import open_store
+from roadeval.tasks.results.engines import EngineRecord, EnginesRecord, bare_address
+from roadeval.tasks.results.manifest import RunManifest, Totals
+
+
+def _context(tmp_path: Path, kind: OrchestratorKind, **panel: Any) -> RunContext:
+    loaded = panel_from_dict(
+        {"suites": [{"name": "trip", "demo": True}], "models": [{"model": "roadeval/random"}]}
+        | panel,
+        source="panel.yaml",
+        base_dir=tmp_path,
+    )
+    orchestrator: Any = SimpleNamespace(kind=kind, flow_run=None)
+    store = open_store(str(tmp_path / "store"))
+    return RunContext("run-1", datetime.now(UTC), loaded, store, orchestrator, False)
+
+
+def test_a_run_under_prefect_on_clusters_records_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PREFECT_API_URL", "https://ops:hunter2@prefect.example:4200/api")
+    context = _context(tmp_path, OrchestratorKind.PREFECT)
+    panel = with_dask_address(context.panel, "tcp://10.0.0.5:8786")
+    context = replace(context, panel=with_ray_address(panel, "10.0.0.6:6379"))
+    loaded: Any = [SimpleNamespace(drawings={"drawn": 5, "on_cluster": 5})]
+    assert engines_used(context, loaded, 12) == EnginesRecord(
+        render=EngineRecord(engine="dask", address="tcp://10.0.0.5:8786", on_cluster=5),
+        scoring=EngineRecord(engine="ray", address="10.0.0.6:6379", on_cluster=12),
+        prefect_api_url="https://prefect.example:4200/api",
+    )
+
+
+def test_an_inline_run_in_process_records_local_engines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:4200/api")  # not used: inline
+    context = _context(
+        tmp_path, OrchestratorKind.INLINE, render={"engine": "local"}, scoring={"engine": "local"}
+    )
+    loaded: Any = [SimpleNamespace(drawings={"drawn": 3, "on_cluster": 0})]
+    engines = engines_used(context, loaded, 0)
+    assert engines == EnginesRecord(
+        render=EngineRecord(engine="local"), scoring=EngineRecord(engine="local")
+    )
+
+
+def test_the_runs_row_repeats_the_manifests_engines() -> None:
+    engines = EnginesRecord(
+        render=EngineRecord(engine="dask", address="tcp://s:8786", on_cluster=2),
+        scoring=EngineRecord(engine="ray", address="h:6379", on_cluster=4),
+        prefect_api_url="http://p:4200/api",
+    )
+    manifest = RunManifest(
+        run_id="r",
+        panel="p",
+        started_at=datetime.now(UTC),
+        ended_at=None,
+        code_version="0",
+        store="/s",
+        suites=[],
+        models=[],
+        judge=None,
+        generation=[],
+        not_covered=[],
+        planned_items=0,
+        counts=[],
+        totals=Totals(),
+        orchestrator="prefect",
+        engines=engines,
+    )
+    assert engine_columns(manifest) == {
+        "render_engine": "dask",
+        "render_address": "tcp://s:8786",
+        "scoring_engine": "ray",
+        "scoring_address": "h:6379",
+        "prefect_api_url": "http://p:4200/api",
+    }
+    # A manifest from before engines were recorded: the columns stay empty.
+    assert engine_columns(manifest.model_copy(update={"engines": None})) == {}
+
+
+def test_addresses_are_recorded_bare() -> None:
+    assert bare_address("tls://sched:8786") == "tls://sched:8786"
+    assert bare_address("http://u:p@host:4200/api") == "http://host:4200/api"
+    assert bare_address(None) is None

@@ -1,0 +1,72 @@
+"""The pieces a run under Prefect shows in the UI, without a server: each suite's leaderboard
+table, artifact keys, and the CLI's console filter that keeps Prefect's run lines off the
+terminal while the API handler still gets them. (A served run's logs and artifacts, through the
+Prefect API: tests/flows/test_deployed_run.py.)"""
+
+from __future__ import annotations
+
+import logging
+
+from roadeval.flows.prefect_artifacts import artifact_key, leaderboard
+from roadeval.flows.run_log import (
+    LOGGER,
+    _NotFromRuns,
+    quiet_prefect_run_logs_on_console,
+    run_logger,
+)
+from roadeval.storage.records import MetricRow
+
+
+def _row(
+    suite: str, task: str, model: str, metric: str, value: float, slice_: str = ""
+) -> MetricRow:
+    return MetricRow("r", suite, task, model, slice_, "x" if slice_ else "", metric, value, 10)
+
+
+def test_a_leaderboard_is_a_row_per_model_of_the_suite_wide_metrics() -> None:
+    metrics = [
+        _row("trip", "*", "b", "accuracy", 0.5),
+        _row("trip", "*", "a", "accuracy", 0.25),
+        _row("trip", "*", "a", "abnormal_rate", 0.123456),
+        _row("trip", "1", "a", "accuracy", 0.9),  # a task's row: the suite-wide ones win
+        _row("trip", "*", "a", "accuracy", 0.0, slice_="difficulty"),  # a slice: left out
+        _row("v2xqa", "*", "a", "accuracy", 0.7),
+    ]
+    assert leaderboard(metrics, "trip") == [
+        {"model": "a", "abnormal_rate": 0.1235, "accuracy": 0.25},
+        {"model": "b", "abnormal_rate": None, "accuracy": 0.5},
+    ]
+
+
+def test_a_suite_without_suite_wide_rows_shows_each_task() -> None:
+    metrics = [_row("roadbench", "1", "m", "accuracy", 0.5), _row("roadbench", "3", "m", "f1", 1)]
+    assert leaderboard(metrics, "roadbench") == [{"model": "m", "1:accuracy": 0.5, "3:f1": 1.0}]
+
+
+def test_artifact_keys_are_what_prefect_accepts() -> None:
+    assert (
+        artifact_key("leaderboard", "Nightly Panel_2", "trip") == "leaderboard-nightly-panel-2-trip"
+    )
+    assert artifact_key("run-health", "--x--") == "run-health-x"
+
+
+def test_outside_a_flow_run_the_lines_go_to_roadeval_run() -> None:
+    assert run_logger() is logging.getLogger(LOGGER)
+
+
+def test_the_console_filter_keeps_prefect_run_lines_off_the_terminal_only() -> None:
+    from prefect.logging.handlers import APILogHandler
+
+    quiet_prefect_run_logs_on_console()
+    quiet_prefect_run_logs_on_console()  # once per handler, however often it is called
+    handlers = logging.getLogger().handlers
+    assert handlers
+    for handler in handlers:
+        assert sum(isinstance(f, _NotFromRuns) for f in handler.filters) == 1
+    api = [
+        h for h in logging.getLogger("prefect.flow_runs").handlers if isinstance(h, APILogHandler)
+    ]
+    assert api and not any(isinstance(f, _NotFromRuns) for f in api[0].filters)
+    record = logging.LogRecord("prefect.flow_runs", logging.INFO, "", 0, "x", None, None)
+    other = logging.LogRecord("roadeval.tasks", logging.WARNING, "", 0, "x", None, None)
+    assert not _NotFromRuns().filter(record) and _NotFromRuns().filter(other)
