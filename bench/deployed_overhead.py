@@ -31,12 +31,14 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
 BIN = Path(sys.executable).parent
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from support.prefect_server import PrefectServer, start_prefect_server  # noqa: E402
+
 TARGET_S = 10.0
 NAME = "bench-overhead"
 
@@ -45,42 +47,6 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def _healthy(api_url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{api_url}/health", timeout=2) as reply:
-            return bool(reply.status == 200)
-    except OSError:
-        return False
-
-
-def start_server(home: Path) -> tuple[subprocess.Popen[bytes], str]:
-    port = _free_port()
-    env = {
-        **os.environ,
-        "PREFECT_HOME": str(home),
-        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-        "DO_NOT_TRACK": "1",
-        "PREFECT_UI_ENABLED": "false",
-    }
-    env.pop("PREFECT_API_URL", None)
-    log = (home / "server.log").open("wb")
-    command = ["server", "start", "--host", "127.0.0.1", "--port", str(port), "--no-ui"]
-    process = subprocess.Popen(
-        [str(BIN / "prefect"), *command],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    api_url = f"http://127.0.0.1:{port}/api"
-    deadline = time.monotonic() + 240
-    while not _healthy(api_url):
-        if process.poll() is not None or time.monotonic() > deadline:
-            raise SystemExit(f"prefect server did not start; see {home / 'server.log'}")
-        time.sleep(0.3)
-    return process, api_url
 
 
 def stop(process: subprocess.Popen[Any]) -> None:
@@ -179,10 +145,11 @@ def main() -> None:
 
     root = Path(tempfile.mkdtemp(prefix="bench-deployed-"))
     (root / "prefect-home").mkdir()
-    server: subprocess.Popen[bytes] | None = None
+    server: PrefectServer | None = None
     api_url = args.api_url
     if api_url is None:
-        server, api_url = start_server(root / "prefect-home")
+        server = start_prefect_server(root / "prefect-home", _free_port(), timeout_s=240)
+        api_url = server.api_url
     env = {
         **os.environ,
         "PREFECT_API_URL": api_url,
@@ -218,7 +185,7 @@ def main() -> None:
     finally:
         stop(serving)
         if server is not None:
-            stop(server)
+            server.stop()
     wall_inline = statistics.median(inline)
     wall_deployed = statistics.median(d.wall_s for d in deployed)
     waiting = statistics.median(d.waiting_s for d in deployed)

@@ -133,8 +133,14 @@ def run_leg(
         before = len(moto.lines()) if moto else 0
         started = time.perf_counter()
         with log.open("wb") as out:
+            # In the leg's folder: `python -c` puts the working directory first on sys.path,
+            # and a checkout's own roadeval there would shadow the --tree on PYTHONPATH.
             code = subprocess.Popen(
-                [*command, "--store", store], env=env, stdout=out, stderr=subprocess.STDOUT
+                [*command, "--store", store],
+                env=env,
+                cwd=folder,
+                stdout=out,
+                stderr=subprocess.STDOUT,
             ).wait()
         wall = time.perf_counter() - started
         if code != 0:
