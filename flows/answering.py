@@ -11,7 +11,7 @@ from typing import Any
 
 from roadeval.tasks.calls.gateway import ModelClient
 from roadeval.tasks.calls.stopping import StopSignal
-from roadeval.tasks.shard.answer_workers import AnswerWorkers, processes_for
+from roadeval.tasks.shard.answer_workers import AnswerWorkers, processes_for, server_warmed
 from roadeval.tasks.shard.plan import ShardPlan
 
 
@@ -79,12 +79,15 @@ class AnswerSpread:
             if not plan.shard.client.spec.is_baseline and not plan.shard.copies:
                 self.planned += len(plan.items)
                 self.requests += unanswered_first_attempts(plan)
-            processes = processes_for(self.configured, self.projected_requests())
+            warmed = server_warmed()
+            processes = processes_for(self.configured, self.projected_requests(), warmed)
             if processes == 0:
                 return None
             self._start(processes)
-            if self.configured is None:
-                return None  # answered here while the workers start (the panel's are awaited)
+            if self.configured is None and not warmed:
+                # Answered here while the workers start (the panel's are awaited, and so are
+                # those of a warmed server: they start in a moment, LiteLLM here takes seconds).
+                return None
         assert self._starting is not None
         # A failed start fails the run here, as any stage's failure does.
         workers = self._starting.result()

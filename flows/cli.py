@@ -15,6 +15,7 @@ from rich.markup import escape
 from roadeval.flows.cli_app import app, consoles, fail, interrupted, printable
 
 if TYPE_CHECKING:
+    from roadeval.flows.orchestration import OrchestratorKind
     from roadeval.flows.panel_file import Panel
     from roadeval.flows.run_summary import RunStopped, RunSummary
 
@@ -114,6 +115,27 @@ def _prepare_prefect(panel: Panel) -> None:
     quiet_prefect_run_logs_on_console()
 
 
+def _warm_answer_workers(panel: Panel, overrides: _Overrides, kind: OrchestratorKind) -> None:
+    """In the command's own process (`quick_exit.armed`), for an inline run that may call
+    models: start the answer workers' server now, so that LiteLLM imports on a spare core while
+    this process loads, compares and copies (see `answer_workers.warm_server`). An embedding
+    caller (a test, a notebook) keeps its small runs' calls in its own process."""
+    from roadeval.flows.orchestration import OrchestratorKind
+    from roadeval.flows.quick_exit import armed
+
+    if (
+        not armed()
+        or kind is not OrchestratorKind.INLINE
+        or overrides.dry_run
+        or overrides.rescore
+        or (panel.processes is not None and panel.processes < 2)
+    ):
+        return
+    from roadeval.tasks.shard.answer_workers import warm_server
+
+    warm_server()
+
+
 def _run_panel_once(panel_path: Path, overrides: _Overrides) -> None:
     panel = _checked_panel(panel_path, overrides)
     store = overrides.store
@@ -124,10 +146,12 @@ def _run_panel_once(panel_path: Path, overrides: _Overrides) -> None:
         kind = choose(overrides.prefect)
     except ValueError as exc:
         fail(str(exc))
-    # LiteLLM takes seconds to import: under way now, while suites load.
+    _warm_answer_workers(panel, overrides, kind)
+    # The call path's modules, under way now, while suites load.
     import_in_background()
     from roadeval.benchmarks.errors import ItemError, SuiteSourceError
     from roadeval.flows.panel import RunStopped, evaluate_panel
+    from roadeval.flows.quick_exit import keep_until_exit
     from roadeval.storage.store import StoreError
 
     try:
@@ -141,6 +165,7 @@ def _run_panel_once(panel_path: Path, overrides: _Overrides) -> None:
             against=overrides.against,
             rescore=overrides.rescore,
         )
+        keep_until_exit(summary)
     except RunStopped as stopped:
         _end_stopped(stopped)
     except StoreError as exc:
@@ -466,8 +491,21 @@ def demo(
     _run_panel(Path(str(panel)), _Overrides(store, strict=strict))
 
 
+def main() -> None:
+    """The console script: the app, then the quick exit (`flows.quick_exit`), which skips
+    freeing a finished run's objects; an embedding caller of `app` exits as usual."""
+    from roadeval.flows.quick_exit import arm, disarm, leave
+
+    arm()
+    try:
+        app()
+    except SystemExit as exc:
+        leave(exc.code)
+    disarm()
+
+
 # The commands over the store and over a suite's own files register themselves on the same app.
 from roadeval.flows import cli_changes, cli_deploy, cli_store, cli_suite_tools  # noqa: E402, F401
 
 if __name__ == "__main__":
-    app()
+    main()

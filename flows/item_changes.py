@@ -56,10 +56,11 @@ def suite_changes(
 ) -> list[ChangeRow]:
     """One suite's ledger rows: every item of the run, then the baseline's items now gone."""
     suite = loaded.suite
-    hashes = {
-        item.item_id: prompt_hash(shared_prompt(suite, item, renders.get(item.item_id, ())))
+    prompts = {
+        item.item_id: shared_prompt(suite, item, renders.get(item.item_id, ()))
         for item in loaded.items
     }
+    hashes = {item_id: prompt_hash(p.messages, p.json) for item_id, p in prompts.items()}
     new = ledger_from_items(loaded.items, hashes)
     if baseline is None:
         return item_changes(run_id, None, suite.name, new, {}, {}, {})

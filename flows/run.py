@@ -22,6 +22,7 @@ from roadeval.flows.orchestration import Orchestrator, StageFuture
 from roadeval.flows.panel_file import Panel
 from roadeval.flows.planning import plan_shards
 from roadeval.flows.progress import RunProgress
+from roadeval.flows.quick_exit import keep_until_exit
 from roadeval.flows.rendering import render_suites
 from roadeval.flows.run_log import RunLog
 from roadeval.flows.run_parts import RunContext, RunEngines, RunInputs
@@ -94,6 +95,8 @@ def execute_run(
         RunInputs(loaded, renders, shards, not_covered, baseline, reader, changes),
         RunEngines(stop, redact, budget, judge, remote),
     )
+    # The run's items, plans and baseline answers: not freed one by one when the command ends.
+    keep_until_exit(run)
     filters = install_log_redaction(redact)
     try:
         with stop.on_signals():

@@ -24,12 +24,14 @@ LANDINGS = "landings/"
 
 @dataclass(frozen=True)
 class Part:
-    """Rows for one table partition; empty parts are not written."""
+    """Rows for one table partition (records, and rows `copied` by column as an Arrow table of
+    the table's schema); empty parts are not written."""
 
     table: str
     rows: Sequence[Any] = field(default_factory=list)
     suite: str | None = None
     model: str | None = None
+    copied: pa.Table | None = None
 
 
 def land(store: Store, name: str, parts: Iterable[Part]) -> list[str]:
@@ -39,7 +41,15 @@ def land(store: Store, name: str, parts: Iterable[Part]) -> list[str]:
     """
     keys: list[str] = []
     for part in parts:
-        key = write_part(store, part.table, name, part.rows, suite=part.suite, model=part.model)
+        key = write_part(
+            store,
+            part.table,
+            name,
+            part.rows,
+            suite=part.suite,
+            model=part.model,
+            copied=part.copied,
+        )
         if key is not None:
             keys.append(key)
     store.put(f"{LANDINGS}{name}", json.dumps({"parts": keys}).encode())
@@ -90,27 +100,37 @@ def read_rows(store: Store, table: str, keys: Sequence[str]) -> list[Any]:
     """The rows of the given parts of `table` (keys that exist), as its records: one read per
     part (a GET on S3), columns a part predates (landed by older code) as None. A part that
     does not read as Parquet is an UnreadablePart naming it (the store's own errors pass)."""
-    import pyarrow.parquet as pq
-
-    from roadeval.storage.records import TABLES
-
-    schema, record = SCHEMAS[table], TABLES[table]
     rows: list[Any] = []
     for key in keys:
-        data = store.get(key)
-        try:
-            # One file's reader, not `read_table`'s dataset machinery: a fifth of the time on
-            # the small parts a baseline is made of (hundreds per suite x model).
-            part = pq.ParquetFile(pa.BufferReader(data)).read()
-        except (pa.ArrowException, OSError) as exc:
-            raise UnreadablePart(f"{store.location(key)}: not a readable part ({exc})") from None
+        rows.extend(records_of(table, read_part(store, table, key)))
+    return rows
+
+
+def read_part(store: Store, table: str, key: str) -> pa.Table:
+    """One part of `table` as an Arrow table of exactly the table's schema (columns a part
+    predates as nulls); an UnreadablePart when its bytes are not such a table."""
+    import pyarrow.parquet as pq
+
+    schema = SCHEMAS[table]
+    data = store.get(key)
+    try:
+        # One file's reader, not `read_table`'s dataset machinery: a fifth of the time on
+        # the small parts a baseline is made of (hundreds per suite x model).
+        part = pq.ParquetFile(pa.BufferReader(data)).read()
         missing = [name for name in schema.names if name not in part.column_names]
         for name in missing:
             part = part.append_column(name, pa.nulls(part.num_rows, schema.field(name).type))
-        rows.extend(
-            _records(record, schema.names, [part.column(n).to_pylist() for n in schema.names])
-        )
-    return rows
+        return part.select(schema.names).cast(schema)
+    except (pa.ArrowException, OSError) as exc:
+        raise UnreadablePart(f"{store.location(key)}: not a readable part ({exc})") from None
+
+
+def records_of(table: str, part: pa.Table) -> list[Any]:
+    """The records of an Arrow table of `table`'s schema (`read_part`), row by row."""
+    from roadeval.storage.records import TABLES
+
+    names = SCHEMAS[table].names
+    return _records(TABLES[table], names, [part.column(n).to_pylist() for n in names])
 
 
 def _records(record: type, names: Sequence[str], columns: list[list[Any]]) -> list[Any]:

@@ -37,8 +37,10 @@ def part_key(table: str, name: str, *, suite: str | None = None, model: str | No
     return "/".join(segments)
 
 
-def to_parquet(table: str, rows: Iterable[Any]) -> bytes:
-    """Encode records of `table` with its schema; a row of another record type fails here."""
+def to_parquet(table: str, rows: Iterable[Any], copied: pa.Table | None = None) -> bytes:
+    """Encode records of `table` with its schema, then the rows of `copied` (an Arrow table of
+    the same schema: rows landed again by column, never made into records); a row of another
+    record type fails here."""
     if table not in TABLES:
         raise KeyError(f"unknown table {table!r}")
     record, schema = TABLES[table], SCHEMAS[table]
@@ -57,6 +59,8 @@ def to_parquet(table: str, rows: Iterable[Any]) -> bytes:
         columns = list(zip(*rows_of, strict=True))
         arrays = [pa.array(col, type=kind.type) for col, kind in zip(columns, schema, strict=True)]
         arrow_table = pa.Table.from_arrays(arrays, schema=schema)
+    if copied is not None and copied.num_rows:
+        arrow_table = pa.concat_tables([arrow_table, copied.cast(schema)])
     sink = io.BytesIO()
     pq.write_table(arrow_table, sink, compression="zstd")
     return sink.getvalue()
@@ -70,11 +74,13 @@ def write_part(
     *,
     suite: str | None = None,
     model: str | None = None,
+    copied: pa.Table | None = None,
 ) -> str | None:
-    """Publish one immutable part (atomically); returns its key, or None when there are no rows."""
+    """Publish one immutable part (atomically) of `rows` and the `copied` table's rows; returns
+    its key, or None when there are no rows."""
     rows = list(rows)
-    if not rows:
+    if not rows and (copied is None or not copied.num_rows):
         return None
     key = part_key(table, name, suite=suite, model=model)
-    store.put(key, to_parquet(table, rows))
+    store.put(key, to_parquet(table, rows, copied))
     return key

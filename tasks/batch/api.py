@@ -13,11 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import litellm
-
 from roadeval.benchmarks.messages import encode_messages
 from roadeval.tasks.batch.checks import provider_of
 from roadeval.tasks.calls.gateway import ModelClient
+from roadeval.tasks.calls.litellm_setup import ready_litellm
 from roadeval.tasks.requests.pricing import cost_of_usage
 from roadeval.tasks.requests.provider_output import read_output
 from roadeval.tasks.requests.request import ErrorKind, ModelCall, ModelRequest
@@ -63,7 +62,7 @@ class BatchApi:
 
     async def upload(self, request: ModelRequest, data: bytes) -> str:
         """Upload the input file; its id."""
-        uploaded = await litellm.acreate_file(
+        uploaded = await ready_litellm().acreate_file(
             file=("roadeval-batch.jsonl", data, "application/jsonl"),
             purpose="batch",
             **self._kwargs(request),
@@ -72,7 +71,7 @@ class BatchApi:
 
     async def create(self, request: ModelRequest, input_file_id: str, run_id: str | None) -> str:
         """Create the batch over an uploaded file; its id."""
-        batch = await litellm.acreate_batch(
+        batch = await ready_litellm().acreate_batch(
             completion_window="24h",
             endpoint=ENDPOINT,
             input_file_id=input_file_id,
@@ -86,7 +85,9 @@ class BatchApi:
         newest first, is read back to `since` (epoch seconds) less a day of clock skew."""
         after: str | None = None
         while True:
-            page = await litellm.alist_batches(after=after, limit=100, **self._kwargs(request))
+            page = await ready_litellm().alist_batches(
+                after=after, limit=100, **self._kwargs(request)
+            )
             batches = list(page.data)
             for batch in batches:
                 if batch.input_file_id == input_file_id:
@@ -98,7 +99,7 @@ class BatchApi:
     async def retrieve(self, request: ModelRequest, batch_id: str) -> Any:
         # Without the flag, LiteLLM's logging downloads a finished batch's output file once
         # more in the background to price it: a request and a cost computation we do not need.
-        return await litellm.aretrieve_batch(
+        return await ready_litellm().aretrieve_batch(
             batch_id=batch_id,
             litellm_metadata={"batch_ignore_default_logging": True},
             **self._kwargs(request),
@@ -108,7 +109,7 @@ class BatchApi:
         """The lines of an output or error file (none when the provider wrote no such file)."""
         if not file_id:
             return []
-        response = await litellm.afile_content(file_id=file_id, **self._kwargs(request))
+        response = await ready_litellm().afile_content(file_id=file_id, **self._kwargs(request))
         lines = []
         for number, raw in enumerate(response.content.decode().splitlines(), 1):
             if raw.strip():
@@ -167,7 +168,7 @@ def read_line(
     cost = cost_of_usage(
         client.spec, usage.get("prompt_tokens"), usage.get("completion_tokens"), batch=True
     )
-    output = read_output(litellm.ModelResponse(**body), latency, cost, client.redact)
+    output = read_output(ready_litellm().ModelResponse(**body), latency, cost, client.redact)
     if output is None:
         return batch_error(client, slot, ErrorKind.EMPTY, "the model returned no text", latency)
     return client.record(

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import re
 
-import litellm
-
+from roadeval.tasks.calls.litellm_setup import ready_litellm
 from roadeval.tasks.requests.request import ErrorKind
 
 # Transport errors, by class name in the cause chain (aiohttp, httpx, the standard library).
@@ -84,6 +83,8 @@ def _transport_kind(exc: BaseException) -> str | None:
 
 def classify(exc: BaseException) -> str:
     """Map an exception raised by `litellm.acompletion` to an ErrorKind."""
+    # Imported by whoever raised `exc`: only the setup's look-up here, no import.
+    litellm = ready_litellm()
     if isinstance(exc, litellm.RateLimitError):
         return ErrorKind.RATE_LIMIT
     if isinstance(exc, litellm.Timeout):
@@ -110,6 +111,7 @@ def _refuses_key(exc: BaseException) -> bool:
     """Whether the provider refused the request's credentials: LiteLLM's own verdict (its
     AuthenticationError, PermissionDeniedError), a 401 or 403 under any other class, or a
     client error (not a 5xx, not the transport) in the words providers use for a bad key."""
+    litellm = ready_litellm()
     if isinstance(exc, litellm.AuthenticationError | litellm.PermissionDeniedError):
         return True
     status = getattr(exc, "status_code", None)

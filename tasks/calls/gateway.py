@@ -16,18 +16,16 @@ from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-import litellm
-
 from roadeval.benchmarks.generation import GenerationSettings, effective_params
 from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.messages import Message, encode_messages, has_images
 from roadeval.benchmarks.output import ModelOutput
 from roadeval.benchmarks.registry import BaselineCall
-from roadeval.tasks.calls import baseline_provider
 from roadeval.tasks.calls.admission import Admitting, Gate, UnboundedCost
 from roadeval.tasks.calls.budget import Budget, Reservation
 from roadeval.tasks.calls.errors import RETRYABLE, classify, retry_after_s
 from roadeval.tasks.calls.limits import OverLimit
+from roadeval.tasks.calls.litellm_setup import ready_litellm
 from roadeval.tasks.calls.reachability import NO_KEY, AuthFailed, Reachability, key_source
 from roadeval.tasks.calls.secrets import Redactor
 from roadeval.tasks.calls.stats import CallStats
@@ -65,8 +63,6 @@ def run_on_gateway(coro: Coroutine[Any, Any, T]) -> T:
     global _LOOP
     with _LOOP_LOCK:
         if _LOOP is None:
-            baseline_provider.install()
-            litellm.suppress_debug_info = True
             _LOOP = _Loop()
     return _LOOP.run(coro)
 
@@ -122,6 +118,7 @@ class ModelClient:
         role: str = "answer",
         tokens_in_est: int | None = None,
         sample: int = 1,
+        messages_json: str | None = None,
     ) -> ModelRequest:
         """The request this model is sent: the messages at an attempt (of one sample), with
         the protocol's settings merged under the panel's params (see `benchmarks.generation`)."""
@@ -135,6 +132,7 @@ class ModelClient:
             role=role,
             item=item,
             tokens_in_est=tokens_in_est,
+            messages_json=messages_json,
         )
 
     def _params(self, settings: GenerationSettings) -> dict[str, Any]:
@@ -287,6 +285,8 @@ class ModelClient:
         """One HTTP request under the whole-call deadline `timeout_s` (a server trickling bytes
         cannot stretch it) and the run's stop (which cancels it after the grace)."""
         started = time.monotonic()
+        # LiteLLM only now, at the process's first request (see `litellm_setup`).
+        litellm = ready_litellm()
         call = asyncio.ensure_future(litellm.acompletion(**self.litellm_kwargs(request, messages)))
         self.stop.track(call)
         try:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 from roadeval.benchmarks.item import Item
@@ -31,6 +31,9 @@ class ModelRequest:
     # Input tokens (text and images) as the provider will count them, when the plan counted
     # them: what the limits and the budget reserve before the request is sent.
     tokens_in_est: int | None = field(default=None, compare=False, repr=False)
+    # `messages` as the key encodes them, when the caller has them encoded (a prompt shared by
+    # every model and attempt is encoded once, not once per request).
+    messages_json: str | None = field(default=None, compare=False, repr=False)
 
     @property
     def suite(self) -> str:
@@ -44,17 +47,40 @@ class ModelRequest:
     def item_id(self) -> str:
         return self.item.item_id if self.item is not None else ""
 
-    @cached_property
+    @property
     def key(self) -> str:
-        # Cached: the messages are long (prompts run to kilobytes); hash them once.
-        return request_key(
-            self.model, self.params, self.messages, self.attempt, self.api_base, self.sample
-        )
+        """The request key (`request_key`), computed once: prompts run to kilobytes."""
+        # Kept in the instance's own dict, as functools.cached_property keeps it, but without
+        # its lock: Python 3.11's is one lock for every instance, and the plan threads queued
+        # on it behind each other's hashing.
+        found = self.__dict__.get("_key")
+        if found is None:
+            found = self.__dict__["_key"] = request_key(
+                self.model,
+                self.params,
+                self.messages,
+                self.attempt,
+                self.api_base,
+                self.sample,
+                messages_json=self.messages_json,
+            )
+        return found
 
 
 def normalize_api_base(api_base: str | None) -> str | None:
     """One spelling per endpoint: `http://h:8000/v1/` and `http://h:8000/v1` are the same server."""
     return api_base.rstrip("/") if api_base else None
+
+
+def _key_json(value: Any) -> str:
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=key_default
+    )
+
+
+def messages_key_json(messages: Sequence[Message]) -> str:
+    """The messages as the request key (and the prompt hash) encode them."""
+    return _key_json(list(messages))
 
 
 def request_key(
@@ -64,6 +90,8 @@ def request_key(
     attempt: int,
     api_base: str | None = None,
     sample: int = 1,
+    *,
+    messages_json: str | None = None,
 ) -> str:
     """sha256 over the model, its endpoint, its parameters, the exact messages (each image by
     the sha256 of the bytes sent) and the attempt: everything that decides an answer, and
@@ -74,17 +102,23 @@ def request_key(
     answered from the cache by the reply it is re-asking about; so is the sample (from the
     second on), because independent samples of one prompt must not share an answer. The endpoint
     enters only when set, so a provider's default endpoint keeps the keys it always had.
+
+    The text hashed is `json.dumps` of {model, params, messages, attempt[, sample][, api_base]}
+    with sorted keys, compact: written out member by member here, so that `messages_json`
+    (`messages_key_json(messages)`, for a prompt many requests share) is spliced in as it is.
     """
-    body: dict[str, Any] = {"model": model, "params": params, "messages": messages}
-    body["attempt"] = attempt
-    if sample != 1:
-        body["sample"] = sample
+    members = []
     endpoint = normalize_api_base(api_base)
     if endpoint:
-        body["api_base"] = endpoint
-    text = json.dumps(
-        body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=key_default
-    )
+        members.append('"api_base":' + _key_json(endpoint))
+    members.append(f'"attempt":{_key_json(attempt)}')
+    encoded = messages_json if messages_json is not None else messages_key_json(messages)
+    members.append('"messages":' + encoded)
+    members.append('"model":' + _key_json(model))
+    members.append('"params":' + _key_json(params))
+    if sample != 1:
+        members.append(f'"sample":{_key_json(sample)}')
+    text = "{" + ",".join(members) + "}"
     return hashlib.sha256(text.encode()).hexdigest()
 
 

@@ -10,22 +10,33 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+
+import pyarrow as pa
 
 from roadeval.benchmarks.output import ModelOutput, TokenLogprob
 from roadeval.benchmarks.suite import ParsedAnswer, ParseStatus
-from roadeval.storage.landing import LANDINGS, UnreadablePart, part_name, read_rows
+from roadeval.storage.landing import LANDINGS, UnreadablePart, part_name, read_part, records_of
 from roadeval.storage.records import ParseRow, ResponseRow, ScoreRow
 from roadeval.storage.store import Store
-from roadeval.storage.tables import part_key
+from roadeval.storage.tables import SCHEMAS, part_key
 from roadeval.tasks.requests.request import ModelCall
 
 log = logging.getLogger(__name__)
 
 # The tables a baseline's item outcomes are read from.
 OUTCOME_TABLES = ("responses", "parses", "scores")
+
+
+@dataclass(frozen=True)
+class LandedRows:
+    """Where an outcome's rows are in the baseline's tables of its suite x model (read whole
+    as Arrow): what a copy lands again, by column (`tasks.shard.copied_rows`)."""
+
+    tables: Mapping[str, pa.Table]
+    # Row numbers per table: the answers of `calls` then `judge_calls`, parses, scores.
+    at: Mapping[str, tuple[int, ...]]
 
 
 @dataclass(frozen=True)
@@ -40,8 +51,7 @@ class StoredOutcome:
     judge_calls: tuple[ModelCall, ...]
     parses: tuple[ParseRow, ...]
     scores: tuple[ScoreRow, ...]
-    # The landed rows of `calls` then `judge_calls`, in order: what a copy lands again.
-    responses: tuple[ResponseRow, ...] = ()
+    landed: LandedRows
 
     def matches(self, content_hash: str, keys: Sequence[str]) -> bool:
         """Whether a rerun of the item asks what the baseline asked: the same content, and the
@@ -86,7 +96,7 @@ class BaselineAnswers:
         """The baseline's landed rows of `suite` x `model` (one listing per table and the parts
         of that run, read whole)."""
         landed = {key.removeprefix(LANDINGS) for key in store.list(f"{LANDINGS}{run_id}-")}
-        tables: dict[str, list[Any]] = {}
+        tables: dict[str, pa.Table] = {}
         unreadable: list[str] = []
         parts_read = 0
         for table in OUTCOME_TABLES:
@@ -99,47 +109,46 @@ class BaselineAnswers:
                 and part_name(key) in landed
             ]
             parts_read += len(keys)
-            tables[table] = []
+            parts = [SCHEMAS[table].empty_table()]
             for key in keys:
                 try:
-                    tables[table].extend(read_rows(store, table, [key]))
+                    parts.append(read_part(store, table, key))
                 except UnreadablePart as exc:
                     # Its items are simply not the baseline's: asked, or found in the cache.
                     unreadable.append(str(exc))
                     log.warning("the baseline run's %s", exc)
-        answers = cls.of(run_id, tables["responses"], tables["parses"], tables["scores"])
+            tables[table] = pa.concat_tables(parts)
+        answers = cls.of(run_id, tables)
         answers.parts_read = parts_read
         answers.unreadable = unreadable
         return answers
 
     @classmethod
-    def of(
-        cls,
-        run_id: str,
-        responses: Iterable[ResponseRow],
-        parses: Iterable[ParseRow],
-        scores: Iterable[ScoreRow],
-    ) -> BaselineAnswers:
-        """Index a run's rows of one suite x model."""
+    def of(cls, run_id: str, tables: Mapping[str, pa.Table]) -> BaselineAnswers:
+        """Index a run's tables of one suite x model (`OUTCOME_TABLES`, each of its schema)."""
         found = cls(run_id)
-        by_item: dict[tuple[str, int], list[ResponseRow]] = {}
+        responses: list[ResponseRow] = records_of("responses", tables["responses"])
+        parses: list[ParseRow] = records_of("parses", tables["parses"])
+        scores: list[ScoreRow] = records_of("scores", tables["scores"])
+        by_item: dict[tuple[str, int], list[int]] = {}
         # One answer per row, shared by the by-key index and the item's outcome.
         calls: dict[int, ModelCall] = {}
-        for row in responses:
+        for at, row in enumerate(responses):
             if row.error_kind is None and row.raw_text:
-                by_item.setdefault(_of(row), []).append(row)
-                call = calls[id(row)] = _call(row)
+                by_item.setdefault(_of(row), []).append(at)
+                call = calls[at] = _call(row)
                 if row.role == "answer":
                     found.answers.setdefault(row.request_key, call)
-        parses_of: dict[tuple[str, int], list[ParseRow]] = {}
-        for parse in parses:
-            parses_of.setdefault(_of(parse), []).append(parse)
-        scores_of: dict[tuple[str, int], list[ScoreRow]] = {}
-        for score in scores:
-            scores_of.setdefault(_of(score), []).append(score)
-        found.scores = {key: tuple(rows) for key, rows in scores_of.items()}
-        for key, rows in scores_of.items():
-            outcome = _outcome(key, by_item.get(key, []), parses_of.get(key, []), rows, calls)
+        parses_of: dict[tuple[str, int], list[int]] = {}
+        for at, parse in enumerate(parses):
+            parses_of.setdefault(_of(parse), []).append(at)
+        scores_of: dict[tuple[str, int], list[int]] = {}
+        for at, score in enumerate(scores):
+            scores_of.setdefault(_of(score), []).append(at)
+        found.scores = {key: tuple(scores[at] for at in ats) for key, ats in scores_of.items()}
+        rows = _Rows(tables, responses, parses, scores, calls)
+        for key, ats in scores_of.items():
+            outcome = rows.outcome(key, by_item.get(key, []), parses_of.get(key, []), ats)
             if outcome is not None:
                 found.outcomes[key] = outcome
         return found
@@ -181,36 +190,53 @@ def _call(row: ResponseRow) -> ModelCall:
     )
 
 
-def _outcome(
-    key: tuple[str, int],
-    responses: list[ResponseRow],
-    parses: list[ParseRow],
-    scores: list[ScoreRow],
-    calls: dict[int, ModelCall],
-) -> StoredOutcome | None:
-    """An item's whole scored chain, or None when the baseline did not land one (an error, a
-    stop, an answer missing at some attempt)."""
-    answers = {row.attempt: row for row in responses if row.role == "answer"}
-    if not parses or not answers:
-        return None
-    last = max(parse.attempt for parse in parses)
-    if sorted(answers) != list(range(1, last + 1)):
-        return None
-    content = {row.content_hash for row in scores}
-    if len(content) != 1:
-        return None
-    chain = [answers[n] for n in range(1, last + 1)]
-    judged = [row for row in responses if row.role == "judge"]
-    return StoredOutcome(
-        item_id=key[0],
-        sample=key[1],
-        content_hash=content.pop(),
-        calls=tuple(calls[id(row)] for row in chain),
-        judge_calls=tuple(calls[id(row)] for row in judged),
-        parses=tuple(sorted(parses, key=lambda p: p.attempt)),
-        scores=tuple(scores),
-        responses=(*chain, *judged),
-    )
+@dataclass(frozen=True)
+class _Rows:
+    """A baseline's tables of one suite x model, as records, and the answers of its rows."""
+
+    tables: Mapping[str, pa.Table]
+    responses: list[ResponseRow]
+    parses: list[ParseRow]
+    scores: list[ScoreRow]
+    calls: dict[int, ModelCall]
+
+    def outcome(
+        self, key: tuple[str, int], responses: list[int], parses: list[int], scores: list[int]
+    ) -> StoredOutcome | None:
+        """An item's whole scored chain (rows by number), or None when the baseline did not
+        land one (an error, a stop, an answer missing at some attempt)."""
+        answers = {self.responses[at].attempt: at for at in responses if self._answer(at)}
+        if not parses or not answers:
+            return None
+        by_attempt = sorted(parses, key=lambda at: self.parses[at].attempt)
+        last = self.parses[by_attempt[-1]].attempt
+        if sorted(answers) != list(range(1, last + 1)):
+            return None
+        content = {self.scores[at].content_hash for at in scores}
+        if len(content) != 1:
+            return None
+        chain = [answers[n] for n in range(1, last + 1)]
+        judged = [at for at in responses if self.responses[at].role == "judge"]
+        return StoredOutcome(
+            item_id=key[0],
+            sample=key[1],
+            content_hash=content.pop(),
+            calls=tuple(self.calls[at] for at in chain),
+            judge_calls=tuple(self.calls[at] for at in judged),
+            parses=tuple(self.parses[at] for at in by_attempt),
+            scores=tuple(self.scores[at] for at in scores),
+            landed=LandedRows(
+                self.tables,
+                {
+                    "responses": (*chain, *judged),
+                    "parses": tuple(by_attempt),
+                    "scores": tuple(scores),
+                },
+            ),
+        )
+
+    def _answer(self, at: int) -> bool:
+        return self.responses[at].role == "answer"
 
 
 def parsed_answer(row: ParseRow) -> ParsedAnswer:

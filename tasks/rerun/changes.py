@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from roadeval.benchmarks.item import Item
-from roadeval.benchmarks.messages import Message, key_default
+from roadeval.benchmarks.messages import Message
 from roadeval.storage.records import ChangeRow, ItemRow
+from roadeval.tasks.requests.request import messages_key_json
 
 
 class ChangeKind(StrEnum):
@@ -39,16 +40,10 @@ _FIELDS = ("task", "answer_kind", "question", "options", "reference", "media", "
 _SCORING_FIELDS = frozenset({"reference", "labels"})
 
 
-def prompt_hash(messages: Sequence[Message]) -> str:
+def prompt_hash(messages: Sequence[Message], messages_json: str | None = None) -> str:
     """sha256 of the messages as sent (each image by its bytes' digest): what a model sees of
-    an item, whichever model it is."""
-    text = json.dumps(
-        list(messages),
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-        default=key_default,
-    )
+    an item, whichever model it is. `messages_json`: the same messages already encoded."""
+    text = messages_json if messages_json is not None else messages_key_json(messages)
     return hashlib.sha256(text.encode()).hexdigest()
 
 

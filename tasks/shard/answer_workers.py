@@ -5,7 +5,9 @@ time. Its model clients are admitted and settled by the driver's authority
 (`tasks.calls.authority`), so every model's limits and the run's budget stay exact over all
 processes, and a stop in the driver reaches every worker. Workers are forked from a server that has
 imported LiteLLM once, so a worker starts in well under a second; they ignore SIGINT and SIGTERM,
-which the driver handles.
+which the driver handles. The `roadeval` command starts that server as it starts a run
+(`warm_server`), so LiteLLM imports on a spare core while the driver loads, plans and copies; its
+few calls (a rerun's) then go to one worker rather than wait for LiteLLM in the driver.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import multiprocessing
 import os
 import pickle
 import signal
+import sys
 import threading
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -44,6 +47,33 @@ if TYPE_CHECKING:
 
 # Shards a worker answers at once: enough to keep its loop busy while one shard lands.
 SHARDS_PER_WORKER = 4
+# What the workers' server imports before it forks any: LiteLLM (seconds), then the shard code.
+PRELOAD = ["litellm", "roadeval.tasks.shard.answer_workers"]
+
+
+class _Server:
+    """Whether this process started the workers' server ahead of its run (`warm_server`)."""
+
+    warmed: ClassVar[bool] = False
+
+
+def warm_server() -> bool:
+    """Start the answer workers' server now, when the machine has a core to spare: it imports
+    LiteLLM there while this process goes on. Returns whether it was started."""
+    if (os.cpu_count() or 1) < 2:
+        return False
+    from multiprocessing import forkserver
+
+    multiprocessing.get_context("forkserver").set_forkserver_preload(PRELOAD)
+    forkserver.ensure_running()
+    _Server.warmed = True
+    return True
+
+
+def server_warmed() -> bool:
+    """Whether calls are cheaper in a worker than here: its server was started ahead (LiteLLM
+    imported, or importing, on another core) and this process has not imported LiteLLM."""
+    return _Server.warmed and "litellm" not in sys.modules
 
 
 @dataclass(frozen=True)
@@ -141,7 +171,7 @@ class AnswerWorkers:
         address = run_on_gateway(self._server.start())
         self.context = WorkerContext(address, run_id, budgeted)
         ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["roadeval.tasks.shard.answer_workers"])
+        ctx.set_forkserver_preload(PRELOAD)
         self._numbers = itertools.count(1)
         # Shards sent and not yet answered: their future, and the worker answering them.
         self._waiting: dict[int, tuple[Future[ShardResult], int]] = {}
@@ -231,10 +261,15 @@ class AnswerWorkers:
 SPREAD_FROM = 5000
 
 
-def processes_for(configured: int | None, requests: int) -> int:
+def processes_for(configured: int | None, requests: int, warmed: bool = False) -> int:
     """Answer worker processes for a run with `requests` to send: the panel's number (0 or 1:
-    none), else one per core when there are cores to spare and enough requests to spread."""
+    none), else one per core when there are cores to spare and enough requests to spread; else
+    one for any request when the workers' server was `warmed` (see `server_warmed`)."""
     if configured is not None:
         return configured if configured >= 2 else 0
     cores = os.cpu_count() or 1
-    return cores if cores >= 2 and requests >= SPREAD_FROM else 0
+    if cores < 2:
+        return 0
+    if requests >= SPREAD_FROM:
+        return cores
+    return 1 if warmed and requests > 0 else 0

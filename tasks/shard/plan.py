@@ -22,7 +22,7 @@ from roadeval.benchmarks.suite import Suite
 from roadeval.storage.records import PlanRow, ScoreRow
 from roadeval.tasks.cache.responses import ResponseCache
 from roadeval.tasks.calls.gateway import ModelClient
-from roadeval.tasks.requests.request import ModelCall, ModelRequest
+from roadeval.tasks.requests.request import ModelCall, ModelRequest, messages_key_json
 from roadeval.tasks.requests.tokens import input_tokens, text_tokens
 from roadeval.tasks.rerun.answers import ShardBaseline, StoredOutcome
 
@@ -86,16 +86,24 @@ def estimate_prompt_tokens(client: ModelClient, messages: Sequence[Message]) -> 
     return text_tokens(client.spec.model, messages)
 
 
-_PROMPTS: weakref.WeakKeyDictionary[Suite, dict[tuple[str, tuple[str, ...]], list[Message]]] = (
+@dataclass(frozen=True)
+class SharedPrompt:
+    """An item's messages and their encoding for the request key (`messages_key_json`)."""
+
+    messages: list[Message]
+    json: str
+
+
+_PROMPTS: weakref.WeakKeyDictionary[Suite, dict[tuple[str, tuple[str, ...]], SharedPrompt]] = (
     weakref.WeakKeyDictionary()
 )
 _PROMPTS_LOCK = threading.Lock()
 
 
-def shared_prompt(suite: Suite, item: Item, images: Sequence[ImageRef]) -> list[Message]:
-    """The item's messages, built once per suite and shared by every model's requests (a prompt
-    does not depend on the model; nothing mutates messages): a panel of 20 models holds one
-    copy of each prompt, not 20."""
+def shared_prompt(suite: Suite, item: Item, images: Sequence[ImageRef]) -> SharedPrompt:
+    """The item's messages, built and encoded once per suite and shared by every model's
+    requests (a prompt does not depend on the model; nothing mutates messages): a panel of 20
+    models holds one copy of each prompt, not 20, and encodes it once for all their keys."""
     key = (item.content_hash, tuple(image.sha256 for image in images))
     with _PROMPTS_LOCK:
         memo = _PROMPTS.setdefault(suite, {})
@@ -103,8 +111,9 @@ def shared_prompt(suite: Suite, item: Item, images: Sequence[ImageRef]) -> list[
     if found is not None:
         return found
     messages = suite.prompt(item, images)
+    prompt = SharedPrompt(messages, messages_key_json(messages))
     with _PROMPTS_LOCK:
-        return memo.setdefault(key, messages)
+        return memo.setdefault(key, prompt)
 
 
 def plan_item(
@@ -115,7 +124,8 @@ def plan_item(
     baseline: ShardBaseline | None = None,
 ) -> PlannedItem:
     suite, client = shard.suite, shard.client
-    messages = shared_prompt(suite, item, images)
+    prompt = shared_prompt(suite, item, images)
+    messages = prompt.messages
     settings = suite.generation_for(item)
     text = estimate_prompt_tokens(client, messages)
     tokens_in = None if text is None else input_tokens(client.spec.model, messages, text)
@@ -127,6 +137,7 @@ def plan_item(
             settings=settings,
             tokens_in_est=tokens_in,
             sample=shard.sample,
+            messages_json=prompt.json,
         )
         for attempt in range(1, suite.max_attempts + 1)
     )

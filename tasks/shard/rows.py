@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
-from roadeval.storage.records import ParseRow, ResponseRow, ScoreRow, copy_of
+from roadeval.storage.records import ParseRow, ResponseRow, ScoreRow
 from roadeval.tasks.calls.gateway import ModelClient
 from roadeval.tasks.requests.request import ModelCall
 from roadeval.tasks.shard.answer import ItemOutcome
@@ -16,6 +16,11 @@ from roadeval.tasks.shard.counts import EVERY_METRIC
 
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def _not_copied(outcome: ItemOutcome) -> None:
+    if outcome.copied is not None:
+        raise ValueError(f"item {outcome.item.item_id}: a copied outcome lands by column")
 
 
 def _whose(run_id: str, client: ModelClient, outcome: ItemOutcome) -> dict[str, Any]:
@@ -72,10 +77,9 @@ def response_rows(
     now: datetime,
 ) -> Iterator[ResponseRow]:
     """One row per HTTP try and per reused answer, the judge's included; costs are this
-    run's (0 when reused)."""
-    if outcome.copied is not None:
-        yield from _copied_responses(run_id, client, judge, outcome, now)
-        return
+    run's (0 when reused). An outcome copied whole from the baseline lands by column
+    (`copied_rows`), not here."""
+    _not_copied(outcome)
     whose = _whose(run_id, client, outcome)
     for call in outcome.responses:
         yield _response(whose, client, call, now)
@@ -84,41 +88,8 @@ def response_rows(
         yield _response(whose, judge, call, now)
 
 
-def _copied_responses(
-    run_id: str,
-    client: ModelClient,
-    judge: ModelClient | None,
-    outcome: ItemOutcome,
-    now: datetime,
-) -> Iterator[ResponseRow]:
-    """A copied outcome's answer and judge rows: the baseline's, as `_response` would make
-    them of its answers reused (this run's id and models, cost 0, nothing sent), copied
-    rather than rebuilt."""
-    assert outcome.copied is not None
-    for row in outcome.copied.responses:
-        asked = judge if row.role == "judge" else client
-        assert asked is not None
-        yield copy_of(
-            row,
-            run_id=run_id,
-            model=asked.spec.label,
-            sample=outcome.sample,
-            model_string=asked.spec.model,
-            api_base=asked.api_base,
-            try_number=0,
-            cost_usd=0.0,
-            may_be_billed=False,
-            cached=True,
-            origin_run_id=row.origin_run_id or row.run_id,
-            created_at=now,
-        )
-
-
 def parse_rows(run_id: str, client: ModelClient, outcome: ItemOutcome) -> Iterator[ParseRow]:
-    if outcome.copied is not None:
-        for row in outcome.copied.parses:
-            yield copy_of(row, run_id=run_id, model=client.spec.label, sample=outcome.sample)
-        return
+    _not_copied(outcome)
     whose = _whose(run_id, client, outcome)
     for attempt in outcome.attempts:
         if attempt.parsed is None:
@@ -137,20 +108,17 @@ def parse_rows(run_id: str, client: ModelClient, outcome: ItemOutcome) -> Iterat
 def score_rows(
     run_id: str, client: ModelClient, outcome: ItemOutcome, scorer_version: str
 ) -> Iterator[ScoreRow]:
-    """One row per metric: a value, or (unscored) the reason there is none; an outcome copied
-    from the baseline run, its rows as they were (this run's id and model name on them).
+    """One row per metric: a value, or (unscored) the reason there is none (an outcome copied
+    from the baseline run lands by column, `copied_rows`).
 
     An item whose scorer raised has no metric values, and the suite cannot say which metrics it
     would have had (they may depend on the answer): it gets one row, metric `*` (every metric),
     status `unscored`, reason `scorer_error: <type>: <message>`, and the type and message in
     `details_json` under `scorer_error`. So `count(distinct item_id) where status = 'unscored'`
     counts it, and no metric's mean or count includes it."""
+    _not_copied(outcome)
     answer = outcome.answer
     if answer is None:
-        return
-    if outcome.copied is not None:
-        for row in outcome.copied.scores:
-            yield copy_of(row, run_id=run_id, model=client.spec.label, sample=outcome.sample)
         return
     error = outcome.scorer_error
     if error is not None:

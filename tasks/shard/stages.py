@@ -19,10 +19,11 @@ from roadeval.storage.records import ParseRow, ResponseRow, ScoreChangeRow, Scor
 from roadeval.storage.store import Store, StoreError, describe_store_error
 from roadeval.tasks.cache.responses import CorruptEntry, ResponseCache
 from roadeval.tasks.calls.gateway import ModelClient, run_on_gateway
-from roadeval.tasks.rerun.answers import parsed_answer
+from roadeval.tasks.rerun.answers import StoredOutcome, parsed_answer
 from roadeval.tasks.rerun.deltas import score_changes
 from roadeval.tasks.shard.answer import Attempt, ItemOutcome, answer_item
 from roadeval.tasks.shard.asking import asker_for
+from roadeval.tasks.shard.copied_rows import copied_tables
 from roadeval.tasks.shard.counts import EVERY_METRIC, new_counts
 from roadeval.tasks.shard.plan import PlannedItem, Shard, ShardPlan
 from roadeval.tasks.shard.remote_scoring import RemoteScoring, ScorerError
@@ -111,7 +112,11 @@ def _land(
     parses: list[ParseRow] = []
     scores: list[ScoreRow] = []
     moved: list[ScoreChangeRow] = []
+    copied: list[StoredOutcome] = []
     for planned, outcome in zip(plan.items, outcomes, strict=True):
+        if outcome.copied is not None:
+            copied.append(outcome.copied)
+            continue
         if not outcome.asked:
             continue
         responses.extend(response_rows(run_id, client, judge, outcome, now))
@@ -120,16 +125,17 @@ def _land(
         scores.extend(rows)
         if plan.baseline_run_id is not None and planned.baseline_scores:
             moved.extend(score_changes(run_id, plan.baseline_run_id, planned.baseline_scores, rows))
-    if not responses:
+    if not responses and not copied:
         return
+    again = copied_tables(copied, run_id, client, judge, shard.sample, now)
     try:
         land(
             store,
             shard.name,
             [
-                Part("responses", responses, **where),
-                Part("parses", parses, **where),
-                Part("scores", scores, **where),
+                Part("responses", responses, copied=again.get("responses"), **where),
+                Part("parses", parses, copied=again.get("parses"), **where),
+                Part("scores", scores, copied=again.get("scores"), **where),
                 Part("score_changes", moved, **where),
             ],
         )

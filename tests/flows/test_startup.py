@@ -136,3 +136,51 @@ def test_prefect_is_chosen_when_configured_or_asked(
     assert choose() is OrchestratorKind.INLINE
     monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:4200/api")
     assert choose() is OrchestratorKind.PREFECT
+
+
+# The console script's own process (`cli.main` arms the quick exit): its calls go to an answer
+# worker whose server imported LiteLLM on the other core while this process loaded and planned.
+_PROBE_ARMED = """
+import json, sys
+from roadeval.flows import cli, quick_exit
+quick_exit.arm()
+try:
+    cli.app(sys.argv[1:], standalone_mode=False)
+    code = 0
+except SystemExit as exc:
+    code = exc.code
+print(json.dumps({"code": code, "litellm": "litellm" in sys.modules}))
+"""
+
+
+def test_the_commands_process_leaves_litellm_to_its_answer_worker(
+    tmp_path: Path, server: ModelServer
+) -> None:
+    source, _ = trip_gold(tmp_path)
+    server.rules["worker"] = lambda body, hit: Reply("A")
+    panel = write_panel(
+        tmp_path / "panel.yaml",
+        source,
+        [{"model": "openai/worker", "name": "worker", "api_base": server.api_base}],
+        scoring={"engine": "local"},
+        render={"engine": "local"},
+    )
+    store = str(tmp_path / "store")
+    args = ["run", "--panel", str(panel), "--store", store]
+    reports = []
+    for _ in range(2):
+        done = subprocess.run(
+            [sys.executable, "-c", _PROBE_ARMED, *args],
+            capture_output=True,
+            text=True,
+            env=_clean_env(tmp_path),
+            timeout=180,
+        )
+        assert done.returncode == 0, done.stderr
+        reports.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    # The first run asked every item (in the worker), the second copied them all (no call).
+    asked = len(server.hits_for("worker"))
+    assert asked > 0
+    assert reports == [{"code": 0, "litellm": False}] * 2
+    rows = query_csv(store, "select status, n_calls from runs order by started_at")
+    assert rows[1:] == [f"finished,{asked}", "finished,0"]

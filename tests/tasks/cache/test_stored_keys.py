@@ -71,7 +71,7 @@ def test_a_plan_on_s3_reads_only_what_the_listing_says_is_there(s3_endpoint: str
 
     def request(n: int) -> ModelRequest:
         req = ModelRequest(model="m", params={}, messages=[], attempt=1)
-        req.__dict__["key"] = key(n)  # a request known by its key alone (cached property)
+        req.__dict__["_key"] = key(n)  # a request known by its key alone (computed once)
         return req
 
     found = [plan.lookup(request(n)) for n in range(50)]

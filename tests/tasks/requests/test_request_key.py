@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import hashlib
+import json
+from typing import Any
+
+import pytest
 
 from roadeval.benchmarks.item import AnswerKind, Item
-from roadeval.benchmarks.messages import ImageRef, user_message
+from roadeval.benchmarks.messages import ImageRef, Message, key_default, user_message
 from roadeval.benchmarks.output import ModelOutput
-from roadeval.tasks.requests.request import ModelCall, ModelRequest
+from roadeval.tasks.requests.request import (
+    ModelCall,
+    ModelRequest,
+    messages_key_json,
+    request_key,
+)
 
 
 def image(data: bytes, path: str = "/data/a.png") -> ImageRef:
@@ -62,3 +71,73 @@ def test_cache_round_trip_marks_cached() -> None:
     assert back.cached and back.text == "B" and back.cost_usd == 0.001 and back.request_key == "k"
     # A reused answer cost this run nothing; its first cost stays with it.
     assert back.cost_this_run == 0.0 and not back.sent
+
+
+def _key_as_json_dumps_spells_it(
+    model: str,
+    params: dict[str, Any],
+    messages: list[Message],
+    attempt: int,
+    api_base: str | None,
+    sample: int,
+) -> str:
+    """The key as it was first defined: `json.dumps` of the whole body (stores hold these)."""
+    body: dict[str, Any] = {"model": model, "params": params, "messages": messages}
+    body["attempt"] = attempt
+    if sample != 1:
+        body["sample"] = sample
+    if api_base:
+        body["api_base"] = api_base.rstrip("/")
+    text = json.dumps(
+        body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=key_default
+    )
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@pytest.mark.parametrize("api_base", [None, "", "http://127.0.0.1:8000/v1/"])
+@pytest.mark.parametrize("sample", [1, 3])
+def test_the_key_written_out_member_by_member_is_the_key_json_dumps_made(
+    api_base: str | None, sample: int
+) -> None:
+    image = ImageRef(path="/nowhere.png", sha256="ab" * 32)
+    messages: list[Message] = [
+        {"role": "system", "content": 'Réponds «A» — ou B. \u2028 "quoted" \\ back'},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Which lane? 车道"},
+                {"type": "image", "image": image},
+            ],
+        },
+    ]
+    params = {"temperature": 0.0, "max_tokens": 16, "stop": ["\n"], "seed": 7, "logprobs": True}
+    for attempt in (1, 2):
+        old = _key_as_json_dumps_spells_it("openai/m", params, messages, attempt, api_base, sample)
+        assert request_key("openai/m", params, messages, attempt, api_base, sample) == old
+        encoded = messages_key_json(messages)
+        spliced = request_key(
+            "openai/m", params, messages, attempt, api_base, sample, messages_json=encoded
+        )
+        assert spliced == old
+
+
+def test_the_key_is_computed_once_and_travels_with_the_request(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import pickle
+
+    from roadeval.tasks.requests import request as module
+
+    computed: list[str] = []
+    real = module.request_key
+
+    def counting(*args: Any, **kwargs: Any) -> str:
+        computed.append(real(*args, **kwargs))
+        return computed[-1]
+
+    monkeypatch.setattr(module, "request_key", counting)
+    made = _request()
+    assert made.key == made.key == computed[0]
+    assert pickle.loads(pickle.dumps(made)).key == made.key  # an answer worker's copy
+    assert len(computed) == 1
+    assert _request() == made  # the cached key is no field: equality is the fields'
