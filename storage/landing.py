@@ -120,7 +120,9 @@ def read_part(store: Store, table: str, key: str) -> pa.Table:
         missing = [name for name in schema.names if name not in part.column_names]
         for name in missing:
             part = part.append_column(name, pa.nulls(part.num_rows, schema.field(name).type))
-        return part.select(schema.names).cast(schema)
+        part = part.select(schema.names)
+        # Parts written by this code already have the schema: a cast would copy every column.
+        return part if part.schema == schema else part.cast(schema)
     except (pa.ArrowException, OSError) as exc:
         raise UnreadablePart(f"{store.location(key)}: not a readable part ({exc})") from None
 
