@@ -15,7 +15,7 @@ from roadeval.tasks.calls.gateway import ModelClient
 from roadeval.tasks.requests.model_spec import ModelSpec
 
 from support.model_server import ModelServer, Reply
-from support.trip_panel import invoke, trip_gold, write_panel
+from support.trip_panel import answering_panel, invoke, trip_gold, write_panel
 
 
 def _text(progress: RunProgress) -> str:
@@ -53,15 +53,7 @@ def test_one_line_per_model_with_calls_money_rate_and_429s() -> None:
 def test_progress_is_drawn_on_stderr_when_forced(
     tmp_path: Path, server: ModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    source, _ = trip_gold(tmp_path)
-    server.rules["shown"] = lambda body, hit: Reply("A", delay_s=0.02)
-    panel = write_panel(
-        tmp_path / "panel.yaml",
-        source,
-        [{"model": "openai/shown", "name": "shown", "api_base": server.api_base}],
-        scoring={"engine": "local"},
-        render={"engine": "local"},
-    )
+    panel = answering_panel(tmp_path, server, "shown", Reply("A", delay_s=0.02))
     monkeypatch.setenv("ROADEVAL_PROGRESS", "1")
     result = invoke("run", "--panel", str(panel), "--store", str(tmp_path / "store"))
     assert result.exit_code == 0, result.output

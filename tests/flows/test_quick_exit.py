@@ -14,7 +14,7 @@ import pytest
 from roadeval.flows import quick_exit
 
 from support.model_server import ModelServer, Reply
-from support.trip_panel import query_csv, trip_gold, write_panel
+from support.trip_panel import answering_panel, query_csv
 
 _LEAVES = """
 import atexit, sys
@@ -86,15 +86,7 @@ def test_kept_only_when_armed() -> None:
 def test_console_script_run_reports_and_lands_everything(
     tmp_path: Path, server: ModelServer
 ) -> None:
-    source, _ = trip_gold(tmp_path)
-    server.rules["quick"] = lambda body, hit: Reply("A")
-    panel = write_panel(
-        tmp_path / "panel.yaml",
-        source,
-        [{"model": "openai/quick", "name": "quick", "api_base": server.api_base}],
-        scoring={"engine": "local"},
-        render={"engine": "local"},
-    )
+    panel = answering_panel(tmp_path, server, "quick", Reply("A"))
     store = str(tmp_path / "store")
     command = ["run", "--panel", str(panel), "--store", store]
     done = subprocess.run(

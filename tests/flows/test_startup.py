@@ -16,7 +16,7 @@ from roadeval.flows.orchestration import OrchestratorKind, choose
 
 from support.model_server import ModelServer, Reply
 from support.prefect_server import PrefectServer
-from support.trip_panel import invoke, query_csv, trip_gold, write_panel
+from support.trip_panel import answering_panel, invoke, query_csv, trip_gold, write_panel
 
 HEAVY = ("prefect", "scipy", "shapely", "ray", "dask", "distributed", "matplotlib")
 
@@ -65,15 +65,7 @@ def test_help_imports_nothing_heavy(tmp_path: Path) -> None:
 def test_inline_run_imports_no_prefect_and_no_unneeded_library(
     tmp_path: Path, server: ModelServer
 ) -> None:
-    source, _ = trip_gold(tmp_path)
-    server.rules["lean"] = lambda body, hit: Reply("A")
-    panel = write_panel(
-        tmp_path / "panel.yaml",
-        source,
-        [{"model": "openai/lean", "name": "lean", "api_base": server.api_base}],
-        scoring={"engine": "local"},
-        render={"engine": "local"},
-    )
+    panel = answering_panel(tmp_path, server, "lean", Reply("A"))
     store = str(tmp_path / "store")
     report = _probe(["run", "--panel", str(panel), "--store", store], _clean_env(tmp_path))
     assert report["code"] == 0
@@ -156,15 +148,7 @@ print(json.dumps({"code": code, "litellm": "litellm" in sys.modules}))
 def test_the_commands_process_leaves_litellm_to_its_answer_worker(
     tmp_path: Path, server: ModelServer
 ) -> None:
-    source, _ = trip_gold(tmp_path)
-    server.rules["worker"] = lambda body, hit: Reply("A")
-    panel = write_panel(
-        tmp_path / "panel.yaml",
-        source,
-        [{"model": "openai/worker", "name": "worker", "api_base": server.api_base}],
-        scoring={"engine": "local"},
-        render={"engine": "local"},
-    )
+    panel = answering_panel(tmp_path, server, "worker", Reply("A"))
     store = str(tmp_path / "store")
     args = ["run", "--panel", str(panel), "--store", store]
     reports = []

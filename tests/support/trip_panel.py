@@ -66,3 +66,17 @@ def write_panel(path: Path, source: Path, models: list[dict[str, Any]], **extra:
     }
     path.write_text(yaml.safe_dump(panel))
     return path
+
+
+def answering_panel(tmp_path: Path, server: Any, name: str, reply: Reply) -> Path:
+    """A TRIP demo panel of one model, `name` on the test server answering `reply` to every
+    item, scored and drawn in the run's own process."""
+    source, _ = trip_gold(tmp_path)
+    server.rules[name] = lambda body, hit: reply
+    return write_panel(
+        tmp_path / "panel.yaml",
+        source,
+        [{"model": f"openai/{name}", "name": name, "api_base": server.api_base}],
+        scoring={"engine": "local"},
+        render={"engine": "local"},
+    )
