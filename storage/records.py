@@ -80,19 +80,6 @@ def table(name: str) -> Callable[[type[R]], type[R]]:
     return register
 
 
-def copy_of(row: R, **changes: Any) -> R:
-    """`dataclasses.replace` for records known to be valid (read from a part, or made by
-    `__init__`), without running `__init__` again: a rerun copies a baseline's rows by the
-    hundred thousand, and a frozen dataclass's per-field `setattr` was most of that cost."""
-    unknown = changes.keys() - row.__dict__.keys()
-    if unknown:
-        raise TypeError(f"{type(row).__name__} has no field {sorted(unknown)[0]!r}")
-    copied: R = object.__new__(type(row))
-    copied.__dict__.update(row.__dict__)
-    copied.__dict__.update(changes)
-    return copied
-
-
 def reserve_names(names: Iterable[str]) -> None:
     """Keep names (the catalogue's own views) from ever naming a table."""
     for name in names:

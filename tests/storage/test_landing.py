@@ -72,15 +72,3 @@ def test_rows_read_back_are_the_records_landed(tmp_path: Path, table: str) -> No
     land(store, "run-1", [Part(table, rows, suite="s", model="m")])
     back = read_rows(store, table, visible_parts(store)[table])
     assert back == rows and [type(r) for r in back] == [type(r) for r in rows]
-
-
-def test_a_copy_of_a_record_changes_only_what_it_names() -> None:
-    from dataclasses import replace
-
-    from roadeval.storage.records import copy_of
-
-    row = _rows("scores", 1)[0]
-    assert copy_of(row, run_id="r2", model="m2") == replace(row, run_id="r2", model="m2")
-    assert row.run_id == "r"  # type: ignore[attr-defined]
-    with pytest.raises(TypeError, match="no field 'modle'"):
-        copy_of(row, modle="m2")
