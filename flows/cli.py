@@ -201,6 +201,12 @@ def _report(summary: RunSummary, strict: bool = False) -> None:
     consoles.out.print(f"manifest: {summary.store_uri.rstrip('/')}/{summary.manifest_key}")
     for line in _scorer_error_lines(summary):
         consoles.err.print(f"[yellow]warning: {line}[/yellow]")
+    compaction = summary.manifest.compaction
+    if compaction is not None and compaction.error is not None:
+        consoles.err.print(
+            f"[yellow]warning: the run's parts were not compacted (everything is landed; "
+            f"readers of this run read its many small parts): {escape(compaction.error)}[/yellow]"
+        )
     if summary.n_errors:
         consoles.err.print(
             f"[red]{summary.n_errors} items ended in model errors; see above and the manifest[/red]"

@@ -41,7 +41,7 @@ from roadeval.tasks.calls.secrets import Redactor, install_log_redaction, remove
 from roadeval.tasks.calls.stopping import StopReason, StopSignal
 from roadeval.tasks.results.aggregate import aggregate
 from roadeval.tasks.results.items import land_items
-from roadeval.tasks.results.manifest import RunManifest
+from roadeval.tasks.results.manifest import CompactionRecord, RunManifest
 from roadeval.tasks.results.suite_tables import suite_table_parts
 from roadeval.tasks.shard.plan import ShardPlan
 from roadeval.tasks.shard.remote_scoring import RemoteScoring, ScoringEngine
@@ -202,6 +202,7 @@ class _Run:
             failure = exc
         if metrics is not None:
             manifest = self.manifest(results, datetime.now(UTC))
+            manifest.compaction = self._compact()
             try:
                 key = record.end(RunStatus.FINISHED, manifest)
             except Exception as exc:
@@ -233,6 +234,20 @@ class _Run:
         summary.record_error = record_error
         self.log.stopped(self.context.run_id, reason.status, reason.message, manifest.totals)
         raise RunStopped(summary, reason) from failure
+
+    def _compact(self) -> CompactionRecord:
+        """Fold the finished run's parts into one per table, suite and model, for its readers
+        (a rerun against it, queries); a store that refuses is told, and the run still ends
+        finished: every row of it is landed already."""
+        from roadeval.storage.compaction import compact_run
+
+        try:
+            done = compact_run(self.context.store, self.context.run_id)
+        except Exception as exc:
+            error = describe_store_error(self.context.store.uri, exc)
+            self.log.compaction_failed(error)
+            return CompactionRecord(error=error)
+        return CompactionRecord(parts_written=len(done.written), parts_replaced=len(done.replaced))
 
     def _logged(self, summary: RunSummary) -> RunSummary:
         self.log.finished(summary)

@@ -94,6 +94,9 @@ class RunLog:
             totals.left,
         )
 
+    def compaction_failed(self, error: str) -> None:
+        self.logger.warning("the run's parts were not compacted (its rows are landed): %s", error)
+
     def finished(self, summary: RunSummary) -> None:
         totals = summary.manifest.totals
         where = f"{summary.store_uri.rstrip('/')}/{summary.manifest_key}"

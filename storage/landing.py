@@ -4,13 +4,17 @@ Parts of one landing share a name (a shard's responses, parses and scores, say).
 first, then one marker `landings/<name>`; readers only see parts whose marker exists. A crash
 between the parts and the marker leaves parts nobody reads, never half a shard that a query would
 count, and no part is ever rewritten.
+
+A finished run's parts are compacted (`storage.compaction`): one landing, `<run_id>-compacted`,
+holds all of the run's rows of a partition (a table, suite and model folder) in one part. Where
+that part is landed, readers see it and none of the run's other parts there (`visible_keys`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,12 +56,47 @@ def land(store: Store, name: str, parts: Iterable[Part]) -> list[str]:
         )
         if key is not None:
             keys.append(key)
-    store.put(f"{LANDINGS}{name}", json.dumps({"parts": keys}).encode())
+    publish(store, name, keys)
     return keys
+
+
+def publish(store: Store, name: str, keys: Sequence[str], **about: Any) -> None:
+    """Write the marker that makes the parts `keys` (written already) visible as `name`."""
+    store.put(f"{LANDINGS}{name}", json.dumps({"parts": list(keys), **about}).encode())
 
 
 def is_landed(store: Store, name: str) -> bool:
     return store.exists(f"{LANDINGS}{name}")
+
+
+# The landing of a run's compacted parts: `<run_id>-compacted`.
+COMPACTED = "-compacted"
+
+
+def compacted_name(run_id: str) -> str:
+    return f"{run_id}{COMPACTED}"
+
+
+def visible_keys(keys: Iterable[str], landed: Collection[str]) -> list[str]:
+    """Of a table's part keys, those a reader sees: parts of landings in `landed`, except a
+    run's other parts in a folder where its compacted part is landed (they hold the same rows)."""
+    by_folder: dict[str, list[str]] = {}
+    for key in keys:
+        if part_name(key) in landed:
+            by_folder.setdefault(key.rsplit("/", 1)[0], []).append(key)
+    visible: list[str] = []
+    for folder_keys in by_folder.values():
+        names = [part_name(key) for key in folder_keys]
+        compacted = tuple(f"{n.removesuffix(COMPACTED)}-" for n in names if n.endswith(COMPACTED))
+        if not compacted:
+            visible.extend(folder_keys)
+            continue
+        visible.extend(
+            key
+            for key, name in zip(folder_keys, names, strict=True)
+            if name.endswith(COMPACTED) or not name.startswith(compacted)
+        )
+    return sorted(visible)
 
 
 def part_name(key: str) -> str:
@@ -65,13 +104,23 @@ def part_name(key: str) -> str:
     return key.rsplit("/", 1)[-1].removesuffix(".parquet")
 
 
-def visible_parts(store: Store, *, include_unlanded: bool = False) -> dict[str, list[str]]:
-    """Each table's Parquet parts that readers may see: only landed ones, unless asked."""
+def table_keys(store: Store, table: str) -> list[str]:
+    """Every Parquet part of `table`, landed or not."""
+    return [k for k in store.list(f"tables/{table}/") if k.endswith(".parquet")]
+
+
+def visible_parts(
+    store: Store, *, include_unlanded: bool = False, tables: Iterable[str] | None = None
+) -> dict[str, list[str]]:
+    """Each table's Parquet parts that readers may see (`visible_keys`), and with
+    `include_unlanded` the parts no landing published too, for every table or those named."""
     landed = {key.removeprefix(LANDINGS) for key in store.list(LANDINGS)}
     visible: dict[str, list[str]] = {}
-    for table in SCHEMAS:
-        keys = [k for k in store.list(f"tables/{table}/") if k.endswith(".parquet")]
-        visible[table] = keys if include_unlanded else [k for k in keys if part_name(k) in landed]
+    for table in SCHEMAS if tables is None else tables:
+        keys = table_keys(store, table)
+        visible[table] = visible_keys(keys, landed)
+        if include_unlanded:
+            visible[table] += [key for key in keys if part_name(key) not in landed]
     return visible
 
 
@@ -79,7 +128,7 @@ def read_table(store: Store, table: str) -> pa.Table:
     """A table's landed parts as one Arrow table (empty with the schema when there are none)."""
     import pyarrow.dataset as ds
 
-    keys = visible_parts(store)[table]
+    keys = visible_parts(store, tables=[table])[table]
     if not keys:
         return SCHEMAS[table].empty_table()
     filesystem, root = store.arrow()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Sequence
@@ -83,6 +84,39 @@ def messages_key_json(messages: Sequence[Message]) -> str:
     return _key_json(list(messages))
 
 
+# Encoded params by the dict's identity (the dict kept, so its id is not reused while cached):
+# requests of one protocol setting share one params dict, never mutated (`ModelClient`), and
+# a large plan computes hundreds of thousands of keys.
+_PARAMS_JSON: dict[int, tuple[dict[str, Any], str]] = {}
+_PARAMS_JSON_MAX = 4096
+
+
+def _params_json(params: dict[str, Any]) -> str:
+    found = _PARAMS_JSON.get(id(params))
+    if found is not None and found[0] is params:
+        return found[1]
+    text = _key_json(params)
+    if len(_PARAMS_JSON) >= _PARAMS_JSON_MAX:
+        _PARAMS_JSON.clear()
+    _PARAMS_JSON[id(params)] = (params, text)
+    return text
+
+
+@functools.lru_cache(maxsize=4096)
+def _key_frame(
+    model: str, endpoint: str | None, attempt: int, sample: int, params_json: str
+) -> tuple[str, str]:
+    """The key's text before and after its messages, the same for every prompt."""
+    head = []
+    if endpoint:
+        head.append('"api_base":' + _key_json(endpoint))
+    head.append(f'"attempt":{_key_json(attempt)}')
+    tail = ['"model":' + _key_json(model), '"params":' + params_json]
+    if sample != 1:
+        tail.append(f'"sample":{_key_json(sample)}')
+    return "{" + ",".join(head) + ',"messages":', "," + ",".join(tail) + "}"
+
+
 def request_key(
     model: str,
     params: dict[str, Any],
@@ -107,18 +141,11 @@ def request_key(
     with sorted keys, compact: written out member by member here, so that `messages_json`
     (`messages_key_json(messages)`, for a prompt many requests share) is spliced in as it is.
     """
-    members = []
-    endpoint = normalize_api_base(api_base)
-    if endpoint:
-        members.append('"api_base":' + _key_json(endpoint))
-    members.append(f'"attempt":{_key_json(attempt)}')
+    head, tail = _key_frame(
+        model, normalize_api_base(api_base), attempt, sample, _params_json(params)
+    )
     encoded = messages_json if messages_json is not None else messages_key_json(messages)
-    members.append('"messages":' + encoded)
-    members.append('"model":' + _key_json(model))
-    members.append('"params":' + _key_json(params))
-    if sample != 1:
-        members.append(f'"sample":{_key_json(sample)}')
-    text = "{" + ",".join(members) + "}"
+    text = head + encoded + tail
     return hashlib.sha256(text.encode()).hexdigest()
 
 

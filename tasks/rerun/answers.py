@@ -17,7 +17,14 @@ import pyarrow as pa
 
 from roadeval.benchmarks.output import ModelOutput, TokenLogprob
 from roadeval.benchmarks.suite import ParsedAnswer, ParseStatus
-from roadeval.storage.landing import LANDINGS, UnreadablePart, part_name, read_part, records_of
+from roadeval.storage.landing import (
+    LANDINGS,
+    UnreadablePart,
+    part_name,
+    read_part,
+    records_of,
+    visible_keys,
+)
 from roadeval.storage.records import ParseRow, ResponseRow, ScoreRow
 from roadeval.storage.store import Store
 from roadeval.storage.tables import SCHEMAS, part_key
@@ -94,20 +101,19 @@ class BaselineAnswers:
     @classmethod
     def read(cls, store: Store, run_id: str, suite: str, model: str) -> BaselineAnswers:
         """The baseline's landed rows of `suite` x `model` (one listing per table and the parts
-        of that run, read whole)."""
+        of that run, read whole: one part per table once the run is compacted)."""
         landed = {key.removeprefix(LANDINGS) for key in store.list(f"{LANDINGS}{run_id}-")}
         tables: dict[str, pa.Table] = {}
         unreadable: list[str] = []
         parts_read = 0
         for table in OUTCOME_TABLES:
             folder = part_key(table, "x", suite=suite, model=model).rsplit("/", 1)[0] + "/"
-            keys = [
+            ours = [
                 key
                 for key in store.list(folder)
-                if key.endswith(".parquet")
-                and part_name(key).startswith(f"{run_id}-")
-                and part_name(key) in landed
+                if key.endswith(".parquet") and part_name(key).startswith(f"{run_id}-")
             ]
+            keys = visible_keys(ours, landed)
             parts_read += len(keys)
             parts = [SCHEMAS[table].empty_table()]
             for key in keys:

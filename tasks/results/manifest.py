@@ -100,6 +100,15 @@ class BaselineRecord(_Record):
     changes: dict[str, dict[str, int]] = Field(default_factory=dict)
 
 
+class CompactionRecord(_Record):
+    """How a finished run's small parts were folded into one per table, suite and model
+    (`storage.compaction`), or why they were not (the run's rows are landed either way)."""
+
+    parts_written: int = 0
+    parts_replaced: int = 0
+    error: str | None = None
+
+
 class RunManifest(_Record):
     """Suites with versions and hashes, models with their settings, counts, cost and times; the
     status (and its message) is set by the run record when it lands the manifest."""
@@ -138,6 +147,8 @@ class RunManifest(_Record):
     rescore: bool = False
     # Which engines drew and scored, at which addresses (None in manifests from before).
     engines: EnginesRecord | None = None
+    # A finished run's compaction (None: not compacted, as a run that stopped early).
+    compaction: CompactionRecord | None = None
     status: str | None = None
     message: str | None = None
 

@@ -7,12 +7,15 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import numpy as np
 import pytest
 
 from roadeval.benchmarks.registry import get_suite
 from roadeval.benchmarks.trip.suite import TripSuite
+from roadeval.storage.landing import visible_parts
+from roadeval.storage.store import LocalStore
 
 from support.model_server import ModelServer, Reply
 from support.trip_panel import gold_rule, invoke, query_csv, seen_by_model, trip_gold, write_panel
@@ -52,7 +55,11 @@ def scorer_calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
 
 def _panel(tmp_path: Path, source: Path, server: ModelServer, name: str = "rerun") -> Path:
     models = [{"model": m, "api_base": server.api_base, "max_concurrency": 8} for m in MODELS]
-    return write_panel(tmp_path / f"{name}.yaml", source, models, name=name, **ENGINES)
+    # Shards of 10 items: a baseline of several parts per suite x model, compacted when it
+    # finishes, so that reruns read it from its compacted parts.
+    return write_panel(
+        tmp_path / f"{name}.yaml", source, models, name=name, chunk_size=10, **ENGINES
+    )
 
 
 def _answer_gold(server: ModelServer, gold: dict[Any, str]) -> None:
@@ -153,6 +160,14 @@ def test_a_rerun_asks_and_scores_only_what_changed_and_lands_what_moved(
     n_items = first["suites"][0]["items"]
     assert _hits(server) == n_items * len(MODELS)
     assert len(scorer_calls) == n_items * len(MODELS)
+    # The baseline reads as one part per table and model: its shards' parts are compacted.
+    assert first["compaction"]["parts_written"] >= 3 * len(MODELS)
+    assert first["compaction"]["error"] is None
+    responses = visible_parts(LocalStore(store), tables=["responses"])["responses"]
+    assert [k for k in responses if first["run_id"] in k] == sorted(
+        f"tables/responses/suite=trip/model={quote(m, safe='')}/{first['run_id']}-compacted.parquet"
+        for m in MODELS
+    )
 
     rows = _rows(source)
     by_id = {row["id"]: row for row in rows}
@@ -342,7 +357,12 @@ def test_a_damaged_baseline_part_is_named_and_its_items_are_not_copied(
     store = tmp_path / "store"
     _run(panel, store)
     first = _manifests(store)[0]
-    [damaged] = [p for p in (store / "tables" / "scores").rglob("*.parquet") if "ra" in str(p)]
+    # The part a rerun reads: the one the baseline's scores were compacted into.
+    [damaged] = [
+        p
+        for p in (store / "tables" / "scores").rglob("*-compacted.parquet")
+        if "model=openai%2Fra" in str(p)
+    ]
     damaged.write_bytes(damaged.read_bytes()[:100])
     _answer_gold(server, gold)
     scorer_calls.clear()
