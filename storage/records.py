@@ -164,6 +164,9 @@ class AboutItem:
     # Which of the model's independent samples of the item (`samples:` in the panel; 1 when
     # it takes one). Keyword-only, so the tables' own fields follow it.
     sample: Int32 = field(default=1, kw_only=True)
+    # How the item was shown: '' as released, 'blind' with every image replaced by a black one
+    # of its size (the panel's `ablations`). Parts landed before it read it as null: ''.
+    variant: str = field(default="", kw_only=True)
 
 
 @table("plan")
@@ -305,6 +308,33 @@ class MetricRow:
     metric: str
     value: float
     n: int
+    # The 95% confidence interval of `value` (None where none is computed; the method and
+    # its seed are in the run's manifest).
+    ci_low: float | None = None
+    ci_high: float | None = None
+    # The items as shown ('' as released, 'blind': see `AboutItem.variant`).
+    variant: str = field(default="", kw_only=True)
+
+
+@table("metric_pairs")
+@dataclass(frozen=True)
+class MetricPairRow:
+    """Two models' difference on one headline metric (suite-wide: task '*', or per task) over
+    the items both were scored on, `difference` = a - b, with its 95% interval from a paired
+    bootstrap over those items; `significant` when the interval leaves out 0."""
+
+    run_id: str
+    suite: str
+    task: str
+    metric: str
+    model_a: str
+    model_b: str
+    n: int
+    difference: float
+    ci_low: float
+    ci_high: float
+    significant: bool
+    variant: str = field(default="", kw_only=True)
 
 
 @table("run_events")
@@ -397,6 +427,7 @@ class ScoreChangeRow:
     old_status: str | None
     new_status: str | None
     flipped: bool
+    variant: str = field(default="", kw_only=True)
 
 
 @table("metric_deltas")
@@ -416,6 +447,7 @@ class MetricDeltaRow:
     baseline_value: float | None
     new_value: float | None
     delta: float | None
+    variant: str = field(default="", kw_only=True)
 
 
 # The run counts that are columns of `run_events` (and so of the `runs` view), as n_<name>.

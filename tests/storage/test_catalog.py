@@ -38,7 +38,17 @@ class TallyRow:
     share: float | None
 
 
-SHARED = ("items", "plan", "estimates", "responses", "parses", "scores", "metrics", "run_events")
+SHARED = (
+    "items",
+    "plan",
+    "estimates",
+    "responses",
+    "parses",
+    "scores",
+    "metrics",
+    "metric_pairs",
+    "run_events",
+)
 
 
 def test_a_table_registered_late_is_written_landed_and_queried(
