@@ -13,7 +13,7 @@ rewritten or removed), hidden.
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -79,7 +79,7 @@ def compact_run(store: Store, run_id: str) -> Compaction:
     return Compaction(tuple(written), tuple(replaced))
 
 
-def _encode(table: str, parts: Sequence[pa.Table] | map[pa.Table]) -> bytes:
+def _encode(table: str, parts: Iterable[pa.Table]) -> bytes:
     """One Parquet file of `parts` (each of the table's schema) in their order, written a row
     group at a time so that a large folder is never whole in memory as Arrow."""
     sink = io.BytesIO()
