@@ -30,6 +30,7 @@ from roadeval.benchmarks.quality_report import QualityReport
 
 __all__ = [
     "GroupValue",
+    "Headline",
     "ItemScore",
     "Message",
     "ParseStatus",
@@ -137,6 +138,21 @@ def shipped_images(images: Mapping[str, tuple[ImageRef, ...]]) -> Iterator[None]
         _SHIPPED.reset(token)
 
 
+@dataclass(frozen=True)
+class Headline:
+    """A number a suite's leaderboard leads with, as its release reports it: `metric` of the
+    suite-wide rows (`task` '*') or of every task whose rows have it (`task` ''), and which way
+    is better (None: neither, e.g. a penalty that describes a gap between slices)."""
+
+    metric: str
+    task: str = "*"
+    better: str | None = "higher"
+
+    def __post_init__(self) -> None:
+        if self.better not in ("higher", "lower", None):
+            raise ValueError(f"Headline.better is 'higher', 'lower' or None, not {self.better!r}")
+
+
 class Suite(ABC):
     """Base class for suites. A suite is installed by an entry point in the group
     `roadeval.suites` (see `registry`), or registered in process with `@register_suite`."""
@@ -153,6 +169,9 @@ class Suite(ABC):
     # Item labels whose values slice the per-item metrics named in `slice_metrics`.
     slice_labels: ClassVar[tuple[str, ...]] = ()
     slice_metrics: ClassVar[tuple[str, ...]] = ()
+    # The numbers its leaderboard leads with (the report, `show`, the run's summary), and that
+    # land with confidence intervals.
+    headline: ClassVar[tuple[Headline, ...]] = ()
     # What the protocol sends with every request; see `generation` for how the panel merges in.
     generation: ClassVar[GenerationSettings] = GenerationSettings()
     # Whether `score_item` calls a judge (the run then needs the panel's `judge:`).

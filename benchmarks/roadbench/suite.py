@@ -23,6 +23,7 @@ from roadeval.benchmarks.roadbench.render import item_image
 from roadeval.benchmarks.roadbench.scoring import item_values, summarize_task
 from roadeval.benchmarks.roadbench.tasks import ROADNET_TASK, SUITE_NAME
 from roadeval.benchmarks.suite import (
+    Headline,
     ItemScore,
     Message,
     ParsedAnswer,
@@ -52,6 +53,13 @@ class RoadBenchSuite(Suite):
         "hamming_loss",
         "lane_exact_match",
         "release_error",
+    )
+    headline: ClassVar[tuple[Headline, ...]] = (
+        # Lane counting (1, 4), designation (2, 5), network correction (3), road type (6).
+        Headline("f1", task=""),
+        Headline("exact_match", task=""),
+        Headline("buffer_f1@0.2", task=""),
+        Headline("accuracy", task=""),
     )
     # Prediction files take two options of RoadBench's own: `images` and `reparse`.
     predictions_request: ClassVar[type[PredictionsRequest]] = RoadBenchPredictions

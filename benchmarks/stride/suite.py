@@ -28,6 +28,7 @@ from roadeval.benchmarks.stride.tasks import SUITE_NAME, Kind, expected_points
 from roadeval.benchmarks.stride.waypoints import read_trajectory
 from roadeval.benchmarks.suite import (
     GroupValue,
+    Headline,
     ItemScore,
     Message,
     ParsedAnswer,
@@ -59,6 +60,15 @@ class StrideSuite(Suite):
     # Waymo rows name their scenario cluster (Cut-ins, Construction, ...).
     slice_labels: ClassVar[tuple[str, ...]] = ("scenario",)
     slice_metrics: ClassVar[tuple[str, ...]] = ("correct", "judge_score", "ade", "fde", "min_fde")
+    headline: ClassVar[tuple[Headline, ...]] = (
+        Headline("mcq_accuracy"),
+        Headline("judge_score"),
+        Headline("traj_ade", better="lower"),
+        Headline("traj_fde", better="lower"),
+        Headline("accuracy", task=""),
+        Headline("judge_score", task=""),
+        Headline("ade", task="", better="lower"),
+    )
 
     def __init__(self, *, images: str | None = None, **options: Any) -> None:
         super().__init__(**options)

@@ -13,7 +13,14 @@ from roadeval.benchmarks.loading import LoadReport, take_limits
 from roadeval.benchmarks.messages import ImageRef
 from roadeval.benchmarks.output import ModelOutput
 from roadeval.benchmarks.registry import register_suite
-from roadeval.benchmarks.suite import Message, ParsedAnswer, PredictionsRequest, ScoredItem, Suite
+from roadeval.benchmarks.suite import (
+    Headline,
+    Message,
+    ParsedAnswer,
+    PredictionsRequest,
+    ScoredItem,
+    Suite,
+)
 from roadeval.benchmarks.tbbench.answers import grade, read_answer
 from roadeval.benchmarks.tbbench.loader import load_items
 from roadeval.benchmarks.tbbench.predictions import score_prediction_file
@@ -35,6 +42,10 @@ class TBBenchSuite(Suite):
     max_attempts: ClassVar[int] = 1
     slice_labels: ClassVar[tuple[str, ...]] = ("gold_kind",)
     slice_metrics: ClassVar[tuple[str, ...]] = ("correct",)
+    headline: ClassVar[tuple[Headline, ...]] = (
+        Headline("mean_accuracy"),
+        Headline("accuracy", task=""),
+    )
 
     def __init__(self, **options: Any) -> None:
         self.limits = take_limits(self.name, options, self.default_limits)

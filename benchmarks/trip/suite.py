@@ -16,7 +16,7 @@ from roadeval.benchmarks.output import ModelOutput
 from roadeval.benchmarks.pointcloud import DEFAULT_FRAME, frame_from_config
 from roadeval.benchmarks.quality_report import QualityReport
 from roadeval.benchmarks.registry import register_suite
-from roadeval.benchmarks.suite import GroupValue, Message, ParsedAnswer, ScoredItem, Suite
+from roadeval.benchmarks.suite import GroupValue, Headline, Message, ParsedAnswer, ScoredItem, Suite
 from roadeval.benchmarks.trip import demo, diagnostics, metrics, qc_report, records
 from roadeval.benchmarks.trip.answers import AbnormalRule, parse_reply
 from roadeval.benchmarks.trip.loader import load_items
@@ -44,6 +44,11 @@ class TripSuite(Suite):
     generation: ClassVar[GenerationSettings] = GenerationSettings(temperature=0)
     slice_labels: ClassVar[tuple[str, ...]] = tuple(LABEL_FIELDS)
     slice_metrics: ClassVar[tuple[str, ...]] = (metrics.CORRECT,)
+    headline: ClassVar[tuple[Headline, ...]] = (
+        Headline("accuracy"),
+        Headline("modality_penalty", better="lower"),
+        Headline("difficulty_penalty", better=None),
+    )
     # `pareto`, the Pareto of errors (`extra_tables`).
     tables: ClassVar[Mapping[str, type[Any]]] = records.TABLES
 

@@ -17,6 +17,7 @@ from roadeval.benchmarks.output import ModelOutput
 from roadeval.benchmarks.registry import register_suite
 from roadeval.benchmarks.suite import (
     GroupValue,
+    Headline,
     ItemScore,
     Message,
     ParsedAnswer,
@@ -57,6 +58,12 @@ class V2XQASuite(Suite):
     max_attempts: ClassVar[int] = 1
     slice_labels: ClassVar[tuple[str, ...]] = ("question_id",)
     slice_metrics: ClassVar[tuple[str, ...]] = (summary.CORRECT,)
+    headline: ClassVar[tuple[Headline, ...]] = (
+        Headline("accuracy"),
+        Headline("ece", better="lower"),
+        Headline("brier", better="lower"),
+        Headline("accuracy", task=""),
+    )
 
     def __init__(self, **options: Any) -> None:
         self.limits = take_limits(self.name, options, self.default_limits)
