@@ -90,7 +90,7 @@ def _latest_run(store: Store) -> str:
     """The run started last in the store (whatever its status)."""
     from roadeval.storage.catalog import connect
 
-    with closing(connect(store)) as con:
+    with closing(connect(store, tables=["run_events"])) as con:
         row = con.execute(
             "select run_id from runs order by started_at desc, run_id desc"
         ).fetchone()

@@ -77,9 +77,17 @@ def query(
         bool,
         typer.Option(help="also show parts that no landing published (left by a crashed run)"),
     ] = False,
+    run: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--run",
+            help="read only these runs' parts (repeat it; the suites' items are always read): "
+            "a query on a large store then opens only what it needs",
+        ),
+    ] = None,
 ) -> None:
     """Query the store with DuckDB (read-only)."""
-    columns, rows = _query(store, sql, include_unlanded)
+    columns, rows = _query(store, sql, include_unlanded, runs=run or None)
     _print_rows(columns, rows, format)
 
 
@@ -101,7 +109,12 @@ def runs(
 
 
 def _query(
-    store: str | None, sql: str, include_unlanded: bool, *, every_suite: bool = True
+    store: str | None,
+    sql: str,
+    include_unlanded: bool,
+    *,
+    every_suite: bool = True,
+    runs: list[str] | None = None,
 ) -> tuple[list[str], list[tuple[Any, ...]]]:
     import duckdb
 
@@ -116,7 +129,7 @@ def _query(
         opened = open_store(store)
         if not opened.is_present():
             fail(f"no roadeval store at {opened.uri}: nothing has been landed there")
-        return run_query(opened, sql, include_unlanded=include_unlanded)
+        return run_query(opened, sql, include_unlanded=include_unlanded, runs=runs)
     except QueryRefused as exc:
         fail(str(exc))
     except duckdb.Error as exc:

@@ -52,7 +52,7 @@ def cost_lines(store: Store, run_id: str) -> list[CostLine]:
     """The run's cost lines, from the landed responses (retries and judge calls included)."""
     from roadeval.storage.catalog import connect
 
-    con = connect(store)
+    con = connect(store, runs=[run_id], tables=["responses"])
     try:
         rows = con.execute(_SQL, {"run_id": run_id}).fetchall()
     finally:

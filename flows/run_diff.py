@@ -101,7 +101,8 @@ def _runs(con: duckdb.DuckDBPyConnection, store: Store, run_ids: Sequence[str]) 
 
 def landed(store: Store, run_id: str) -> RunDiff:
     """What run `run_id` landed against its baseline run; NoBaseline when it had none."""
-    with closing(connect(store)) as con:
+    tables = ["run_events", "changes", "score_changes", "metric_deltas"]
+    with closing(connect(store, runs=[run_id], tables=tables)) as con:
         (run,) = _runs(con, store, [run_id])
         if run.baseline_run_id is None:
             raise NoBaseline(
@@ -123,7 +124,7 @@ def landed(store: Store, run_id: str) -> RunDiff:
 def between(store: Store, run_a: str, run_b: str) -> RunDiff:
     """Run `run_b` against `run_a`, computed from what each landed, as `run_b` would have
     landed it with `run_a` for its baseline; a DiffError for an unknown run or two panels."""
-    with closing(connect(store)) as con:
+    with closing(connect(store, runs=[run_a, run_b])) as con:
         a, b = _runs(con, store, [run_a, run_b])
         if a.panel != b.panel:
             raise DiffError(

@@ -11,6 +11,7 @@ Queries are read-only: a statement that would write a file or change anything is
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -18,9 +19,10 @@ import duckdb
 import pyarrow.dataset as ds
 
 from roadeval.storage.heartbeats import MISSED_BEATS, read_heartbeat
-from roadeval.storage.landing import visible_parts
+from roadeval.storage.landing import listed_parts
+from roadeval.storage.part_index import PartIndex
 from roadeval.storage.records import SCHEMAS, TABLES, reserve_names
-from roadeval.storage.store import Store
+from roadeval.storage.store import LocalStore, Store
 
 # Each run's latest event, its status `died` when its heartbeat stopped.
 RUNS_VIEW = "runs"
@@ -84,6 +86,66 @@ def _dataset(store: Store, table: str, keys: list[str]) -> ds.Dataset:
     )
 
 
+def _parts(
+    store: Store, tables: list[str], runs: Iterable[str] | None, include_unlanded: bool
+) -> dict[str, list[tuple[str, str | None]]]:
+    """Each table's visible parts with their schema fingerprints (None: not known), from the
+    part index; by a listing where the store keeps none, or unlanded parts are asked for."""
+    view = None if include_unlanded else PartIndex(store).load()
+    if view is None:
+        listed = listed_parts(store, tables=tables, runs=runs, include_unlanded=include_unlanded)
+        return {table: [(key, None) for key in keys] for table, keys in listed.items()}
+    found: dict[str, list[tuple[str, str | None]]] = {}
+    for table in tables:
+        rows = view.of(table, runs)
+        found[table] = sorted(
+            zip(rows.column("key").to_pylist(), rows.column("fingerprint").to_pylist(), strict=True)
+        )
+    return found
+
+
+def _table_view(
+    con: duckdb.DuckDBPyConnection, store: Store, table: str, parts: list[tuple[str, str | None]]
+) -> None:
+    """The view of one table. In a folder: DuckDB's own Parquet reader over the files, one
+    scan per schema the parts were written with (parts of an unknown schema matched by
+    column name), each under the table's declared columns (a column a part predates reads as
+    null). On S3: a lazy pyarrow dataset (DuckDB reads no s3:// here without an extension
+    from the internet), projections and filters pushed down."""
+    if not isinstance(store, LocalStore):
+        con.register(table, _dataset(store, table, [key for key, _ in parts]))
+        return
+    empty = f"{_INTERNAL}.{table}_columns"
+    con.register(f"_{table}_columns", SCHEMAS[table].empty_table())
+    con.execute(f"create table {empty} as select * from _{table}_columns")
+    con.unregister(f"_{table}_columns")
+    scans = [f"select * from {empty}"]
+    groups: dict[str | None, list[str]] = {}
+    for key, fingerprint in parts:
+        groups.setdefault(fingerprint, []).append(str(store.root / key))
+    for n, (fingerprint, paths) in enumerate(sorted(groups.items(), key=lambda g: g[0] or "")):
+        variable = f"_parts_{table}_{n}"
+        con.execute(f"set variable {variable} = ?", [paths])
+        by_name = ", union_by_name = true" if fingerprint is None else ""
+        scans.append(f"select * from read_parquet(getvariable('{variable}'){by_name})")
+    con.execute(f"create view {table} as " + " union all by name ".join(scans))
+
+
+def tables_named(sql: str) -> list[str] | None:
+    """The tables a statement's views read (the views it names, and what they are made of), or
+    None when it names no view (`show tables`: every view is made)."""
+    words = {word.lower() for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", sql)}
+    named = [name for name in view_names() if name in words]
+    if not named:
+        return None
+    tables = {name for name in named if name in TABLES}
+    if RUNS_VIEW in named:
+        tables.add("run_events")
+    if any(name in DERIVED_VIEWS for name in named):
+        tables.add("responses")
+    return [table for table in TABLES if table in tables]
+
+
 def _runs_view(con: duckdb.DuckDBPyConnection, store: Store) -> None:
     """`runs`: each run's latest event; a `running` run whose heartbeat stopped reads `died`."""
     con.execute(
@@ -124,22 +186,33 @@ def _runs_view(con: duckdb.DuckDBPyConnection, store: Store) -> None:
     )
 
 
-def connect(store: Store, *, include_unlanded: bool = False) -> duckdb.DuckDBPyConnection:
+def connect(
+    store: Store,
+    *,
+    include_unlanded: bool = False,
+    runs: Iterable[str] | None = None,
+    tables: Iterable[str] | None = None,
+) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB with the views of `view_names()` over the store (a view per table
-    registered now, `runs`, and the derived views); `include_unlanded` also shows parts no
+    registered now, `runs`, and the derived views), over the parts of the `runs` named (and
+    the suites' items) or of all; only the views of `tables` and what derives from them when
+    named (a query pays for the tables it reads). `include_unlanded` also shows parts no
     landing published."""
     con = duckdb.connect(
         config={"autoinstall_known_extensions": False, "autoload_known_extensions": False}
     )
     con.execute(f"create schema {_INTERNAL}")
-    # One lazy dataset per table, registered under the table's own name (so nothing but the
-    # views shows in `show tables`); DuckDB pushes projections and filters down into it.
-    for table, keys in visible_parts(store, include_unlanded=include_unlanded).items():
-        con.register(table, _dataset(store, table, keys))
-    _runs_view(con, store)
-    for name, sql in DERIVED_VIEWS.items():
-        con.execute(f"create view {name} as {sql}")
-    # From here on SQL cannot touch files: the views read through the datasets registered above.
+    wanted = list(TABLES) if tables is None else [t for t in TABLES if t in set(tables)]
+    for table, parts in _parts(store, wanted, runs, include_unlanded).items():
+        _table_view(con, store, table, parts)
+    if "run_events" in wanted:
+        _runs_view(con, store)
+    if "responses" in wanted:
+        for name, sql in DERIVED_VIEWS.items():
+            con.execute(f"create view {name} as {sql}")
+    # From here on SQL reads no file but the store's parts, and writes none.
+    if isinstance(store, LocalStore):
+        con.execute("set allowed_directories = ?", [[f"{store.root / 'tables'}/"]])
     con.execute("set enable_external_access = false")
     con.execute("set lock_configuration = true")
     return con
@@ -226,11 +299,16 @@ def check_read_only(sql: str) -> None:
 
 
 def query(
-    store: Store, sql: str, *, include_unlanded: bool = False
+    store: Store,
+    sql: str,
+    *,
+    include_unlanded: bool = False,
+    runs: Iterable[str] | None = None,
 ) -> tuple[list[str], list[tuple[Any, ...]]]:
-    """Run read-only SQL over the store; returns column names and rows."""
+    """Run read-only SQL over the store (the parts of the `runs` named, or all); returns
+    column names and rows. Only the views the statement names are made."""
     check_read_only(sql)
-    con = connect(store, include_unlanded=include_unlanded)
+    con = connect(store, include_unlanded=include_unlanded, runs=runs, tables=tables_named(sql))
     try:
         result = con.execute(sql)
         columns = [d[0] for d in result.description] if result.description else []

@@ -4,9 +4,10 @@ A run lands a part per shard and table, so that a crash loses at most a shard; a
 items lands hundreds of them per suite x model, and every later reader (a rerun reading its
 baseline, a query) pays a read per part. Once the run has landed its last shard and its metrics,
 `compact_run` reads its parts once more and writes one part per folder (table, suite, model),
-all published by one landing, `<run_id>-compacted`. Readers see, in a folder where that part is
-landed, it alone of the run's parts (`landing.visible_keys`): before its marker they see the
-small parts, after it the large one, never both. The small parts stay (parts are never
+all published by one landing, `<run_id>-compacted`, whose index entry says which parts they
+replace. Readers see, in a folder where that part is published, it alone of the run's parts
+(through the part index, or by a listing: `landing.visible_keys`): before its publication they
+see the small parts, after it the large one, never both. The small parts stay (parts are never
 rewritten or removed), hidden.
 """
 
@@ -29,6 +30,7 @@ from roadeval.storage.landing import (
     table_keys,
     visible_keys,
 )
+from roadeval.storage.part_index import Published, schema_fingerprint
 from roadeval.storage.records import SCHEMAS
 from roadeval.storage.store import Store
 
@@ -56,7 +58,7 @@ def compact_run(store: Store, run_id: str) -> Compaction:
     prefix = f"{run_id}-"
     landed = {key.removeprefix(LANDINGS) for key in store.list(f"{LANDINGS}{prefix}")}
     name = compacted_name(run_id)
-    written: list[str] = []
+    written: list[Published] = []
     replaced: list[str] = []
     with ThreadPoolExecutor(max_workers=READERS) as pool:
         for table in SCHEMAS:
@@ -72,11 +74,11 @@ def compact_run(store: Store, run_id: str) -> Compaction:
                 key = f"{folder}/{name}.parquet"
                 parts = pool.map(lambda part, t=table: read_part(store, t, part), keys)
                 store.put(key, _encode(table, parts))
-                written.append(key)
+                written.append((table, key, schema_fingerprint(SCHEMAS[table])))
                 replaced.extend(keys)
     if written:
-        publish(store, name, written, replaces=replaced)
-    return Compaction(tuple(written), tuple(replaced))
+        publish(store, name, written, replaced)
+    return Compaction(tuple(key for _, key, _ in written), tuple(replaced))
 
 
 def _encode(table: str, parts: Iterable[pa.Table]) -> bytes:

@@ -1,9 +1,13 @@
 """Landings: a set of table parts that becomes visible at once, or not at all.
 
 Parts of one landing share a name (a shard's responses, parses and scores, say). They are written
-first, then one marker `landings/<name>`; readers only see parts whose marker exists. A crash
-between the parts and the marker leaves parts nobody reads, never half a shard that a query would
-count, and no part is ever rewritten.
+first, then the landing is published: an entry in the store's part index (`part_index`), then
+one marker `landings/<name>`. Readers see only published parts: through the index, or on a store
+that keeps none, parts whose marker exists. A crash before the publication leaves parts nobody
+reads, never half a shard that a query would count, and no part is ever rewritten. (A crash
+between the index entry and the marker leaves a landing readers see but `is_landed` denies: a
+run's shards are never landed twice, and the items of a suite version land again, the same
+parts under the same keys.)
 
 A finished run's parts are compacted (`storage.compaction`): one landing, `<run_id>-compacted`,
 holds all of the run's rows of a partition (a table, suite and model folder) in one part. Where
@@ -20,6 +24,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from roadeval.storage.part_index import PartIndex, Published, run_of, schema_fingerprint
 from roadeval.storage.store import Store
 from roadeval.storage.tables import SCHEMAS, write_part
 
@@ -43,7 +48,7 @@ def land(store: Store, name: str, parts: Iterable[Part]) -> list[str]:
 
     The marker lists the keys it publishes, for audits; readers match parts by name alone.
     """
-    keys: list[str] = []
+    published: list[Published] = []
     for part in parts:
         key = write_part(
             store,
@@ -55,14 +60,21 @@ def land(store: Store, name: str, parts: Iterable[Part]) -> list[str]:
             copied=part.copied,
         )
         if key is not None:
-            keys.append(key)
-    publish(store, name, keys)
-    return keys
+            published.append((part.table, key, schema_fingerprint(SCHEMAS[part.table])))
+    publish(store, name, published)
+    return [key for _, key, _ in published]
 
 
-def publish(store: Store, name: str, keys: Sequence[str], **about: Any) -> None:
-    """Write the marker that makes the parts `keys` (written already) visible as `name`."""
-    store.put(f"{LANDINGS}{name}", json.dumps({"parts": list(keys), **about}).encode())
+def publish(
+    store: Store, name: str, parts: Sequence[Published], replaces: Sequence[str] = ()
+) -> None:
+    """Make `parts` (written already) visible as the landing `name`, and hide the parts it
+    `replaces` (a compaction's): its index entry, then its marker (which lists both)."""
+    PartIndex(store).append(name, parts, replaces)
+    about: dict[str, Any] = {"parts": [key for _, key, _ in parts]}
+    if replaces:
+        about["replaces"] = list(replaces)
+    store.put(f"{LANDINGS}{name}", json.dumps(about).encode())
 
 
 def is_landed(store: Store, name: str) -> bool:
@@ -110,14 +122,38 @@ def table_keys(store: Store, table: str) -> list[str]:
 
 
 def visible_parts(
-    store: Store, *, include_unlanded: bool = False, tables: Iterable[str] | None = None
+    store: Store,
+    *,
+    include_unlanded: bool = False,
+    tables: Iterable[str] | None = None,
+    runs: Iterable[str] | None = None,
 ) -> dict[str, list[str]]:
-    """Each table's Parquet parts that readers may see (`visible_keys`), and with
-    `include_unlanded` the parts no landing published too, for every table or those named."""
+    """Each table's parts that readers see, for every table or those named, of the runs named
+    (with the suites' items, which no run owns) or of all: from the part index, or by a
+    listing on a store that keeps none. `include_unlanded` adds the parts no landing
+    published (a listing)."""
+    names = list(SCHEMAS if tables is None else tables)
+    view = None if include_unlanded else PartIndex(store).load()
+    if view is not None:
+        return {table: view.keys(table, runs) for table in names}
+    return listed_parts(store, tables=names, runs=runs, include_unlanded=include_unlanded)
+
+
+def listed_parts(
+    store: Store,
+    *,
+    tables: Iterable[str] | None = None,
+    runs: Iterable[str] | None = None,
+    include_unlanded: bool = False,
+) -> dict[str, list[str]]:
+    """`visible_parts` by listing the markers and every part (`visible_keys`)."""
     landed = {key.removeprefix(LANDINGS) for key in store.list(LANDINGS)}
+    wanted = None if runs is None else set(runs)
     visible: dict[str, list[str]] = {}
     for table in SCHEMAS if tables is None else tables:
         keys = table_keys(store, table)
+        if wanted is not None:
+            keys = [k for k in keys if (run := run_of(part_name(k))) is None or run in wanted]
         visible[table] = visible_keys(keys, landed)
         if include_unlanded:
             visible[table] += [key for key in keys if part_name(key) not in landed]

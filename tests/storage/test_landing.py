@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from roadeval.storage.catalog import query
-from roadeval.storage.landing import Part, land
+from roadeval.storage.landing import Part, is_landed, land
 from roadeval.storage.store import LocalStore
 
 from support.rows import record
@@ -28,11 +28,18 @@ class CrashingStore(LocalStore):
         super().__init__(root)
         self.crash_on, self.writes = crash_on, 0
 
-    def put(self, key: str, data: bytes) -> None:
+    def _write(self, key: str) -> None:
         self.writes += 1
         if self.writes == self.crash_on:
             raise Crash(key)
+
+    def put(self, key: str, data: bytes) -> None:
+        self._write(key)
         super().put(key, data)
+
+    def create(self, key: str, data: bytes) -> bool:
+        self._write(key)
+        return super().create(key, data)
 
 
 def _shard(store: LocalStore, name: str) -> None:
@@ -47,7 +54,8 @@ def _shard(store: LocalStore, name: str) -> None:
     )
 
 
-# The n-th write of the landing fails: 1 is its first part, 4 its marker (all parts written).
+# The n-th write of the landing fails: 1 is its first part, 4 its index entry, which publishes
+# it (all parts written); its marker (5) only names it.
 @pytest.mark.parametrize("crash_on", [1, 2, 3, 4])
 def test_a_crash_mid_landing_leaves_nothing_visible(tmp_path: Path, crash_on: int) -> None:
     _shard(LocalStore(tmp_path), "whole")
@@ -59,6 +67,16 @@ def test_a_crash_mid_landing_leaves_nothing_visible(tmp_path: Path, crash_on: in
     # The parts are there, unpublished; a query that asks for them sees them.
     _, unlanded = query(store, "select count(*) from responses", include_unlanded=True)
     assert unlanded == [(3 if crash_on == 1 else 6,)]
+
+
+def test_a_landing_is_visible_once_its_index_entry_is_written(tmp_path: Path) -> None:
+    _shard(LocalStore(tmp_path), "whole")
+    with pytest.raises(Crash):
+        _shard(CrashingStore(tmp_path, 5), "half")  # the marker's write
+    store = LocalStore(tmp_path)
+    assert not is_landed(store, "half")
+    for table in ("responses", "parses", "scores"):
+        assert query(store, f"select count(*) from {table}")[1] == [(6,)]
 
 
 @pytest.mark.parametrize("table", ["responses", "parses", "scores", "plan"])

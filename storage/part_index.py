@@ -1,0 +1,343 @@
+"""The index of landed parts: what readers see, loaded in a few requests however large the store.
+
+Every landing appends one entry, its name and parts (and for a compaction the parts it
+replaces), under the next number: `index/log/<n>.json`, taken with a conditional create, so
+numbers are dense and in the order the landings were published. Entries are folded as they
+accumulate, by the writer that took the number: every `SEGMENT` into a segment
+(`index/segments/<n>.parquet`: the entries after the segment before), every `SNAPSHOT` into a
+snapshot of every visible part up to `n` (`index/snapshots/<n>.parquet`). A reader lists `index/`
+once and reads the newest snapshot, the segments after it and the entries after them: while
+folding keeps up, one snapshot and at most 30 small objects.
+
+Folded entries and segments are removed one snapshot later, so a reader that listed just before
+a fold still finds what it listed; one that finds a gap (a fold removed what it was about to
+read) lists again. A folder, or an S3 endpoint that takes conditional writes, keeps an index; one
+that refuses them gets `index/unindexed`, and readers list its parts, as they do for a store
+written before the index existed (markers and parts, no `index/`: its first new landing
+snapshots what a listing shows, as number 0).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import logging
+import re
+import threading
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import ClassVar
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from roadeval.storage.store import ConditionalWritesUnsupported, Store
+
+log = logging.getLogger(__name__)
+
+INDEX = "index/"
+LOG = "index/log/"
+SEGMENTS = "index/segments/"
+SNAPSHOTS = "index/snapshots/"
+UNINDEXED = "index/unindexed"
+# Entries per segment, and per snapshot (a multiple of SEGMENT).
+SEGMENT = 16
+SNAPSHOT = 256
+_DIGITS = 12
+# Objects read at once (on S3 a read is mostly waiting).
+_READERS = 8
+# A run's landings are named `<run_id>-...` (flows.run_start makes the id).
+_RUN_OF = re.compile(r"(\d{8}T\d{6}Z-[0-9a-f]{8})-")
+
+ROWS = pa.schema(
+    [
+        ("number", pa.int64()),
+        ("name", pa.string()),
+        ("run_id", pa.string()),
+        # 'part' (a part the landing published) or 'replaces' (one it hides: a compaction).
+        ("role", pa.string()),
+        ("table", pa.string()),
+        ("key", pa.string()),
+        # The schema the part was written with (`schema_fingerprint`); None when not known.
+        ("fingerprint", pa.string()),
+    ]
+)
+
+# A part as a landing reports it: its table, key and schema fingerprint.
+Published = tuple[str, str, str | None]
+
+
+def run_of(name: str) -> str | None:
+    """The run a landing belongs to, from its name (None: a suite's items, shared by runs)."""
+    found = _RUN_OF.match(name)
+    return found.group(1) if found else None
+
+
+def schema_fingerprint(schema: pa.Schema) -> str:
+    """Parts of one fingerprint have the same columns and types: one scan reads them all."""
+    text = ";".join(f"{f.name}:{f.type}" for f in schema)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class IndexView:
+    """The visible parts (`ROWS`, roles 'part' only, each key once) and the store requests
+    loading them took."""
+
+    rows: pa.Table
+    requests: int
+
+    def of(self, table: str, runs: Iterable[str] | None = None) -> pa.Table:
+        """The rows of `table`'s parts, of the runs named (with the items landings, which no
+        run owns) or of all."""
+        rows = self.rows.filter(pc.equal(self.rows.column("table"), table))
+        if runs is not None:
+            owned = pc.is_in(rows.column("run_id"), pa.array(sorted(set(runs)), pa.string()))
+            rows = rows.filter(pc.or_(pc.is_null(rows.column("run_id")), owned))
+        return rows
+
+    def keys(self, table: str, runs: Iterable[str] | None = None) -> list[str]:
+        return sorted(self.of(table, runs).column("key").to_pylist())
+
+    def run_ids(self) -> set[str]:
+        return {run for run in pc.unique(self.rows.column("run_id")).to_pylist() if run}
+
+
+def _number_key(folder: str, number: int, suffix: str) -> str:
+    return f"{folder}{number:0{_DIGITS}d}{suffix}"
+
+
+def _number_of(key: str) -> int | None:
+    stem = key.rsplit("/", 1)[-1].split(".", 1)[0]
+    return int(stem) if stem.isdigit() else None
+
+
+def _numbers(listed: Iterable[str], folder: str) -> list[int]:
+    return sorted(n for k in listed if k.startswith(folder) and (n := _number_of(k)) is not None)
+
+
+def entry_rows(
+    number: int, name: str, parts: Sequence[Published], replaces: Sequence[str] = ()
+) -> pa.Table:
+    """One landing's rows: its parts, then the keys it replaces."""
+    run = run_of(name)
+    rows: list[dict[str, object]] = [
+        {"number": number, "name": name, "run_id": run, "role": "part", "table": table,
+         "key": key, "fingerprint": fingerprint}
+        for table, key, fingerprint in parts
+    ]  # fmt: skip
+    rows += [
+        {"number": number, "name": name, "run_id": run, "role": "replaces", "table": None,
+         "key": key, "fingerprint": None}
+        for key in replaces
+    ]  # fmt: skip
+    return pa.Table.from_pylist(rows, schema=ROWS)
+
+
+def merged(base: pa.Table, newer: pa.Table) -> pa.Table:
+    """The visible parts of `base` (visible already: a snapshot) with the entries `newer` (in
+    number order) on top: a part landed again is kept once, as the newer landing's; a part a
+    newer compaction replaces is left out."""
+    roles = newer.column("role").to_pylist()
+    keys = newer.column("key").to_pylist()
+    replaced = {key for key, role in zip(keys, roles, strict=True) if role == "replaces"}
+    keep: list[int] = []
+    seen: set[str] = set()
+    for at in range(newer.num_rows - 1, -1, -1):
+        if roles[at] == "part" and keys[at] not in replaced and keys[at] not in seen:
+            seen.add(keys[at])
+            keep.append(at)
+    keep.reverse()
+    drop = pa.array(sorted(seen | replaced), pa.string())
+    kept = base.filter(pc.invert(pc.is_in(base.column("key"), drop))) if len(drop) else base
+    return pa.concat_tables([kept, newer.take(pa.array(keep, pa.int64()))])
+
+
+def _encode(rows: pa.Table) -> bytes:
+    sink = io.BytesIO()
+    pq.write_table(rows, sink, compression="zstd")
+    return sink.getvalue()
+
+
+def _decode(data: bytes) -> pa.Table:
+    return pq.ParquetFile(pa.BufferReader(data)).read().cast(ROWS)
+
+
+class IndexChanging(RuntimeError):
+    """The index kept changing under a reader (a fold retired what it listed, again and again)."""
+
+
+class PartIndex:
+    """One store's index: `append` from every landing, `load` for readers."""
+
+    # The next number per store, shared by the writers of a process.
+    _next: ClassVar[dict[str, int]] = {}
+    _lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    # -- writing --
+
+    def append(self, name: str, parts: Sequence[Published], replaces: Sequence[str] = ()) -> None:
+        """Add a landing's entry under the next free number, and fold when that number closes
+        a segment or a snapshot. Nothing on a store that keeps no index."""
+        body = json.dumps(
+            {"name": name, "parts": [list(p) for p in parts], "replaces": list(replaces)}
+        ).encode()
+        number = self._take(body)
+        if number is not None and number % SEGMENT == 0:
+            self._fold(number)
+
+    def _take(self, body: bytes) -> int | None:
+        uri = self.store.uri
+        misses = 0
+        while True:
+            with self._lock:
+                number = self._next.get(uri)
+            if number is None:
+                number = self._discover()
+                if number is None:
+                    return None
+            try:
+                taken = self.store.create(_number_key(LOG, number, ".json"), body)
+            except ConditionalWritesUnsupported:
+                log.warning(
+                    "store %s refuses conditional writes: it keeps no part index, and its "
+                    "readers list every part",
+                    uri,
+                )
+                self.store.put(UNINDEXED, b"the endpoint refuses conditional writes\n")
+                return None
+            with self._lock:
+                self._next[uri] = max(self._next.get(uri, 0), number + 1)
+            if taken:
+                return number
+            misses += 1
+            if misses % 8 == 0:
+                with self._lock:
+                    self._next.pop(uri, None)  # others land fast: start from the top again
+
+    def _discover(self) -> int | None:
+        """The next free number, from a listing (None: the store keeps no index). A store with
+        landings and no index yet gets its snapshot 0 from a listing first."""
+        listed = self.store.list(INDEX)
+        if UNINDEXED in listed:
+            return None
+        numbers = [n for k in listed if (n := _number_of(k)) is not None]
+        if not numbers and self.store.list_entries("landings/", limit=1).entries:
+            self._bootstrap()
+            return 1
+        return max(numbers, default=0) + 1
+
+    def _bootstrap(self) -> None:
+        """Snapshot 0: what a store written before the index shows (a listing of its markers'
+        parts), so that its landings stay visible."""
+        from roadeval.storage.landing import listed_parts
+
+        rows = [
+            entry_rows(0, key.rsplit("/", 1)[-1].removesuffix(".parquet"), [(table, key, None)])
+            for table, keys in listed_parts(self.store).items()
+            for key in keys
+        ]
+        snapshot = pa.concat_tables([ROWS.empty_table(), *rows])
+        self.store.create(_number_key(SNAPSHOTS, 0, ".parquet"), _encode(snapshot))
+
+    def _fold(self, number: int) -> None:
+        """Fold the entries up to `number`: into a segment, or at a snapshot's number into a
+        snapshot of everything, then retire what the snapshot before had folded."""
+        if number % SNAPSHOT:
+            entries = self._read([("entry", n) for n in range(number - SEGMENT + 1, number + 1)])
+            self.store.put(_number_key(SEGMENTS, number, ".parquet"), _encode(entries))
+            return
+        listed = self.store.list(INDEX)
+        base = max((n for n in _numbers(listed, SNAPSHOTS) if n < number), default=None)
+        plan = self._plan(listed, base, upto=number)
+        if plan is None:
+            # Not expected (numbers are dense, and only older entries are retired): the next
+            # snapshot's writer folds these entries instead; readers read them meanwhile.
+            log.warning(
+                "store %s: part index entries before %d are missing", self.store.uri, number
+            )
+            return
+        self.store.put(_number_key(SNAPSHOTS, number, ".parquet"), _encode(self._visible(plan)))
+        if base:
+            self._retire(listed, base)
+
+    def _retire(self, listed: list[str], base: int) -> None:
+        """Remove what snapshot `base` holds: its entries and segments, older snapshots."""
+        stale = [
+            key
+            for key in listed
+            if (n := _number_of(key)) is not None
+            and (n < base if key.startswith(SNAPSHOTS) else n <= base)
+        ]
+        self.store.delete_many(stale)
+
+    # -- reading --
+
+    def load(self) -> IndexView | None:
+        """Every visible part, from the newest snapshot, the segments after it and the
+        entries after them; None when the store keeps no index (list its parts instead)."""
+        for _ in range(8):
+            listed = self.store.list(INDEX)
+            if UNINDEXED in listed or not listed:
+                return None
+            snapshots = _numbers(listed, SNAPSHOTS)
+            base = snapshots[-1] if snapshots else None
+            plan = self._plan(listed, base)
+            if plan is None:
+                continue  # a fold retired entries this listing saw: list again
+            try:
+                rows = self._visible(plan)
+            except FileNotFoundError:
+                continue  # retired since listed: list again
+            return IndexView(rows, 1 + len(plan))
+        raise IndexChanging(f"store {self.store.uri}: its part index kept changing while read")
+
+    def _plan(
+        self, listed: list[str], base: int | None, upto: int | None = None
+    ) -> list[tuple[str, int]] | None:
+        """What to read for everything up to `upto` (or all): snapshot `base`, the chain of
+        segments after it, the entries after them. None when entries are missing (retired
+        since the snapshot this listing did not see)."""
+        plan: list[tuple[str, int]] = [] if base is None else [("snapshot", base)]
+        done = base or 0
+        segments = set(_numbers(listed, SEGMENTS))
+        while done + SEGMENT in segments and (upto is None or done + SEGMENT < upto):
+            done += SEGMENT
+            plan.append(("segment", done))
+        entries = [n for n in _numbers(listed, LOG) if n > done and (upto is None or n <= upto)]
+        last = upto if upto is not None else max(entries, default=done)
+        if entries != list(range(done + 1, last + 1)):
+            return None
+        return plan + [("entry", n) for n in entries]
+
+    def _visible(self, plan: list[tuple[str, int]]) -> pa.Table:
+        tables = self._read_each(plan)
+        if plan and plan[0][0] == "snapshot":
+            base, newer = tables[0], tables[1:]
+        else:
+            base, newer = ROWS.empty_table(), tables
+        return merged(base, pa.concat_tables([ROWS.empty_table(), *newer]))
+
+    def _read(self, plan: list[tuple[str, int]]) -> pa.Table:
+        return pa.concat_tables([ROWS.empty_table(), *self._read_each(plan)])
+
+    def _read_each(self, plan: list[tuple[str, int]]) -> list[pa.Table]:
+        def read(step: tuple[str, int]) -> pa.Table:
+            kind, number = step
+            if kind == "entry":
+                body = json.loads(self.store.get(_number_key(LOG, number, ".json")))
+                parts = [(t, k, f) for t, k, f in body["parts"]]
+                return entry_rows(number, body["name"], parts, body.get("replaces", []))
+            folder = SNAPSHOTS if kind == "snapshot" else SEGMENTS
+            return _decode(self.store.get(_number_key(folder, number, ".parquet")))
+
+        if len(plan) <= 1:
+            return [read(step) for step in plan]
+        with ThreadPoolExecutor(max_workers=_READERS) as pool:
+            return list(pool.map(read, plan))
