@@ -16,10 +16,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 import pyarrow.dataset as ds
 
 from roadeval.storage.heartbeats import MISSED_BEATS, read_heartbeat
-from roadeval.storage.landing import listed_parts
+from roadeval.storage.landing import listed_parts, read_part
 from roadeval.storage.part_index import PartIndex
 from roadeval.storage.records import SCHEMAS, TABLES, reserve_names
 from roadeval.storage.store import LocalStore, Store
@@ -86,6 +87,18 @@ def _dataset(store: Store, table: str, keys: list[str]) -> ds.Dataset:
     )
 
 
+# Tables read whole, not scanned lazily, on S3.
+_READ_WHOLE = frozenset({"run_events"})
+
+
+def _read_all(store: Store, table: str, keys: list[str]) -> pa.Table:
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=32) as pool:
+        parts = list(pool.map(lambda key: read_part(store, table, key), keys))
+    return pa.concat_tables([SCHEMAS[table].empty_table(), *parts])
+
+
 def _parts(
     store: Store, tables: list[str], runs: Iterable[str] | None, include_unlanded: bool
 ) -> dict[str, list[tuple[str, str | None]]]:
@@ -113,7 +126,13 @@ def _table_view(
     null). On S3: a lazy pyarrow dataset (DuckDB reads no s3:// here without an extension
     from the internet), projections and filters pushed down."""
     if not isinstance(store, LocalStore):
-        con.register(table, _dataset(store, table, [key for key, _ in parts]))
+        keys = [key for key, _ in parts]
+        # `run_events` is small parts, a few per run, that every `runs` read wants whole: one
+        # GET each, at once, rather than a dataset's HEAD and ranged reads per part.
+        con.register(
+            table,
+            _read_all(store, table, keys) if table in _READ_WHOLE else _dataset(store, table, keys),
+        )
         return
     empty = f"{_INTERNAL}.{table}_columns"
     con.register(f"_{table}_columns", SCHEMAS[table].empty_table())
