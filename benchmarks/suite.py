@@ -172,7 +172,8 @@ class Suite(ABC):
     # The numbers its leaderboard leads with (the report, `show`, the run's summary), and that
     # land with confidence intervals.
     headline: ClassVar[tuple[Headline, ...]] = ()
-    # What the protocol sends with every request; see `generation` for how the panel merges in.
+    # What the protocol sends with every request (`protocol_generation` for an instance's, its
+    # options applied); see `generation` for how the panel merges in.
     generation: ClassVar[GenerationSettings] = GenerationSettings()
     # Whether `score_item` calls a judge (the run then needs the panel's `judge:`).
     uses_judge: ClassVar[bool] = False
@@ -231,10 +232,15 @@ class Suite(ABC):
         """The messages as sent (images as data URLs): `prompt` over `render`, encoded."""
         return encode_messages(self.prompt(item, self.render(item)))
 
+    def protocol_generation(self) -> GenerationSettings:
+        """The protocol's settings as this instance sends them: the class's `generation`,
+        unless the suite's options change it (V2X-QA's `top_logprobs`); the manifest records it."""
+        return self.generation
+
     def generation_for(self, item: Item) -> GenerationSettings:
         """The protocol's settings for this item's request (the same for every item unless a
         suite's tasks differ)."""
-        return self.generation
+        return self.protocol_generation()
 
     @abstractmethod
     def parse(self, item: Item, output: ModelOutput) -> ParsedAnswer:

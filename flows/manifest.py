@@ -90,7 +90,7 @@ def generation_in_force(shards: Sequence[Shard]) -> list[GenerationRecord]:
         suite, spec = shard.suite, shard.client.spec
         if (suite.name, spec.label) in seen:
             continue
-        protocol = suite.generation
+        protocol = suite.protocol_generation()
         seen[(suite.name, spec.label)] = GenerationRecord(
             suite=suite.name,
             model=spec.label,

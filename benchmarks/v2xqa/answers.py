@@ -1,28 +1,20 @@
-"""Reading a reply as the release does (parse_choice_from_text), plus the calibration inputs:
-the four letters' probabilities at the answer's first token and their largest (the confidence).
+"""Reading a reply as the release does (parse_choice_from_text), plus the calibration inputs
+(`confidence`: the letters' probabilities, read by the rule stated there).
 
 Letter rules, on the reply stripped and upper-cased: `letter:exact` when that is one of A-D;
 else `letter:first-standalone`, the first `\\b[ABCD]\\b` (so an article "a" reads as A: the
 release's quirk, kept because its numbers come from it); else `letter:none`. The release aborts
 the whole run on `letter:none`; here the item is UNPARSED and scores as wrong.
-
-Confidence: the release takes a softmax over the logits of the tokens "A".."D" at the first
-generated position. Providers give log-probabilities of the top alternatives there instead; a
-softmax over the letters' log-probabilities is the same softmax (log-probabilities differ from
-logits by one shared constant). Tokens are compared stripped and upper-cased, and a letter
-spelled by several tokens (" A", "A") takes its most likely one, the release's single token
-standing for it. A letter outside the alternatives given has probability 0 (it is less likely
-than every one listed). No log-probabilities, or no letter among them: no confidence (None).
 """
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any
 
 from roadeval.benchmarks.output import ModelOutput
 from roadeval.benchmarks.suite import ParsedAnswer, ParseStatus
+from roadeval.benchmarks.v2xqa.confidence import read_letters
 from roadeval.benchmarks.v2xqa.tasks import LETTERS
 
 EXACT_RULE = "letter:exact"
@@ -44,34 +36,17 @@ def read_letter(text: str) -> tuple[str | None, str]:
     return None, NO_LETTER_RULE
 
 
-def letter_probabilities(top: dict[str, float] | None) -> dict[str, float] | None:
-    """Softmax over the four letters' log-probabilities at one position (see module docstring);
-    None when there are none or no alternative is a letter."""
-    if not top:
-        return None
-    best: dict[str, float] = {}
-    for token, logprob in top.items():
-        letter = token.strip().upper()
-        if letter in LETTERS and math.isfinite(logprob):
-            best[letter] = max(logprob, best.get(letter, -math.inf))
-    if not best:
-        return None
-    peak = max(best.values())
-    weights = {
-        letter: math.exp(best[letter] - peak) if letter in best else 0.0 for letter in LETTERS
-    }
-    total = sum(weights.values())
-    return {letter: weights[letter] / total for letter in LETTERS}
-
-
 def parse_output(output: ModelOutput) -> ParsedAnswer:
-    """The letter and its rule, with {"letter", "confidence", "probs"} as the value."""
+    """The letter and its rule, with {"letter", "confidence", "probs", "letters_seen",
+    "position"} as the value (the last three as `confidence.read_letters` reads them)."""
     letter, rule = read_letter(output.text)
-    probs = letter_probabilities(output.top_logprobs(0))
+    reading = read_letters(output)
     value: dict[str, Any] = {
         "letter": letter,
-        "confidence": max(probs.values()) if probs is not None else None,
-        "probs": probs,
+        "confidence": reading.confidence,
+        "probs": reading.probs,
+        "letters_seen": reading.letters_seen,
+        "position": reading.position,
     }
     if letter is None:
         excerpt = output.text.strip()
@@ -100,3 +75,17 @@ def parsed_confidence(parsed: ParsedAnswer) -> float | None:
     value = parsed.value
     confidence = value.get("confidence") if isinstance(value, dict) else None
     return float(confidence) if isinstance(confidence, int | float) else None
+
+
+def parsed_letters_seen(parsed: ParsedAnswer) -> int | None:
+    """How many letters the confidence was read from (0-4); None in a parse that predates it."""
+    value = parsed.value
+    seen = value.get("letters_seen") if isinstance(value, dict) else None
+    return seen if isinstance(seen, int) and not isinstance(seen, bool) else None
+
+
+def parsed_position(parsed: ParsedAnswer) -> int | None:
+    """The output position the letters were read at; None with no confidence."""
+    value = parsed.value
+    position = value.get("position") if isinstance(value, dict) else None
+    return position if isinstance(position, int) and not isinstance(position, bool) else None

@@ -1,4 +1,5 @@
-"""The suite's settings: where the two image roots are, and whether images are shrunk first.
+"""The suite's settings: where the two image roots are, whether images are shrunk first, and how
+many log-probabilities to ask for per output position.
 
 `vehicle_images` / `infrastructure_images` (default `images/vehicle`, `images/infrastructure`):
 folders holding `<image id>.<ext>`; a relative path resolves against the source folder (the
@@ -10,6 +11,10 @@ where the release's eval Config and docs look, though the repository keeps `data
 `image_max_side` (default null: the released files are sent as they are): the release's eval
 script shrinks every image to fit 560 x 560 (RGB, LANCZOS) before its model sees it; set 560 to
 send that thumbnail (as PNG) instead.
+`top_logprobs` (default 20, the most OpenAI-compatible APIs return): alternatives asked for at
+each output position, from which the confidence is read (`confidence`); the release's top 4 can
+be spent on spellings of one letter ("A", " A", "a"). A panel lowers it for a provider that
+returns fewer; it is a decoding parameter, so part of every request key.
 """
 
 from __future__ import annotations
@@ -30,17 +35,20 @@ ROOT_OPTIONS: dict[ImageSide, str] = {
     ImageSide.INFRASTRUCTURE: "infrastructure_images",
 }
 RELEASE_IMAGE_MAX_SIDE = 560
+# OpenAI's maximum, and a vLLM server's unless started with another --max-logprobs.
+MAX_TOP_LOGPROBS = 20
 
 
 @dataclass(frozen=True)
 class SuiteOptions:
     roots: dict[ImageSide, str]
     image_max_side: int | None = None
+    top_logprobs: int = MAX_TOP_LOGPROBS
 
     @classmethod
     def parse(cls, options: dict[str, Any]) -> SuiteOptions:
         """Validated settings; an unknown or ill-typed option is a ValueError naming it."""
-        allowed = {*ROOT_OPTIONS.values(), "image_max_side"}
+        allowed = {*ROOT_OPTIONS.values(), "image_max_side", "top_logprobs"}
         unknown = sorted(set(options) - allowed)
         if unknown:
             raise ValueError(
@@ -62,7 +70,13 @@ class SuiteOptions:
             raise ValueError(
                 f"v2xqa option image_max_side must be a positive integer or null, got {max_side!r}"
             )
-        return cls(roots, max_side)
+        top = options.get("top_logprobs", MAX_TOP_LOGPROBS)
+        if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= MAX_TOP_LOGPROBS:
+            raise ValueError(
+                f"v2xqa option top_logprobs must be an integer from 1 to {MAX_TOP_LOGPROBS}, "
+                f"got {top!r}"
+            )
+        return cls(roots, max_side, top)
 
     def root(self, side: ImageSide, source: Path) -> Path:
         """The folder for one side's images, absolute (media paths must not depend on the
@@ -75,4 +89,5 @@ class SuiteOptions:
         return {
             **{ROOT_OPTIONS[side]: root for side, root in self.roots.items()},
             "image_max_side": self.image_max_side,
+            "top_logprobs": self.top_logprobs,
         }

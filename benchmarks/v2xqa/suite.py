@@ -1,6 +1,6 @@
 """The V2X-QA suite: twelve four-option tasks over vehicle-side, roadside and cooperative
 images, asked with the release's prompt, read with its letter parser, scored by accuracy per
-task, view and overall, with ECE and Brier from the answer's first-token log-probabilities."""
+task, view and overall, with ECE and Brier from the log-probabilities at the answer's letter."""
 
 from __future__ import annotations
 
@@ -30,11 +30,13 @@ from roadeval.benchmarks.v2xqa.answers import (
     parse_output,
     parsed_confidence,
     parsed_letter,
+    parsed_letters_seen,
+    parsed_position,
     parsed_probs,
 )
 from roadeval.benchmarks.v2xqa.calibration import brier_item
 from roadeval.benchmarks.v2xqa.loader import load_items
-from roadeval.benchmarks.v2xqa.options import SuiteOptions
+from roadeval.benchmarks.v2xqa.options import MAX_TOP_LOGPROBS, SuiteOptions
 from roadeval.benchmarks.v2xqa.predictions import score_prediction_file
 from roadeval.benchmarks.v2xqa.prompt import PROMPT_VERSION, build_messages
 from roadeval.benchmarks.v2xqa.render import item_images
@@ -46,16 +48,21 @@ NO_LOGPROBS = "no confidence: the provider gave no log-probabilities with an A-D
 @register_suite
 class V2XQASuite(Suite):
     """Options (see `options` for details): `vehicle_images`, `infrastructure_images` (image
-    roots, default `images/vehicle` and `images/infrastructure` under the source) and
-    `image_max_side` (default null; 560 sends the release script's thumbnails)."""
+    roots, default `images/vehicle` and `images/infrastructure` under the source),
+    `image_max_side` (default null; 560 sends the release script's thumbnails) and
+    `top_logprobs` (default 20; 1-20)."""
 
     name: ClassVar[str] = SUITE_NAME
     prompt_version: ClassVar[str] = PROMPT_VERSION
-    # The release's eval: greedy, 5 new tokens; log-probabilities (top 4) for its calibration.
+    # The release's eval: greedy, 5 new tokens; log-probabilities for its calibration (it reads
+    # the four letter logits; an API gives its top alternatives, so as many as it will: the
+    # `top_logprobs` option, 20 by default, sets the instance's `protocol_generation`).
     generation: ClassVar[GenerationSettings] = GenerationSettings(
-        max_tokens=5, temperature=0, logprobs=True, top_logprobs=4
+        max_tokens=5, temperature=0, logprobs=True, top_logprobs=MAX_TOP_LOGPROBS
     )
     max_attempts: ClassVar[int] = 1
+    # 2: the confidence is read at the first position whose alternatives hold a letter.
+    scorer_version: ClassVar[str] = "2"
     slice_labels: ClassVar[tuple[str, ...]] = ("question_id",)
     slice_metrics: ClassVar[tuple[str, ...]] = (summary.CORRECT,)
     headline: ClassVar[tuple[Headline, ...]] = (
@@ -71,6 +78,9 @@ class V2XQASuite(Suite):
 
     def options(self) -> dict[str, Any]:
         return self.settings.as_dict()
+
+    def protocol_generation(self) -> GenerationSettings:
+        return self.generation.model_copy(update={"top_logprobs": self.settings.top_logprobs})
 
     def load(self, source: Path, *, on_bad_item: BadItemPolicy = BadItemPolicy.ERROR) -> LoadReport:
         return load_items(Path(source), self.settings, on_bad_item, self.limits)
@@ -89,21 +99,28 @@ class V2XQASuite(Suite):
 
     def score_details(self, item: Item, parsed: ParsedAnswer) -> ItemScore:
         """`correct` (an unparsed reply has no letter: wrong), and the item's Brier score when
-        the reply came with letter probabilities (else unscored, with the reason)."""
+        the reply came with letter probabilities (else unscored, with the reason). Details:
+        `letters_seen` (0-4) and `position` (the output position read; null with none) always,
+        `confidence` when there is one."""
         values = {summary.CORRECT: 1.0 if parsed_letter(parsed) == item.reference else 0.0}
+        details: dict[str, Any] = {
+            "letters_seen": parsed_letters_seen(parsed),
+            "position": parsed_position(parsed),
+        }
         probs = parsed_probs(parsed)
         if probs is None:
-            return ItemScore(values=values, unscored={summary.BRIER: NO_LOGPROBS})
+            return ItemScore(values=values, unscored={summary.BRIER: NO_LOGPROBS}, details=details)
         values[summary.BRIER] = brier_item(probs, str(item.reference))
-        return ItemScore(values=values, details={"confidence": parsed_confidence(parsed)})
+        details["confidence"] = parsed_confidence(parsed)
+        return ItemScore(values=values, details=details)
 
     def summarize(self, task: str, scored: Sequence[ScoredItem]) -> dict[str, float]:
         """accuracy (a fraction; the release prints percent) and unparsed_count."""
         return summary.task_summary(scored)
 
     def group_values(self, scored: Sequence[ScoredItem]) -> list[GroupValue]:
-        """Per view and overall: accuracy, confidence_items, no_confidence_items, ece, brier;
-        per family: accuracy.
+        """Per view and overall: accuracy, confidence_items, no_confidence_items,
+        letters_seen_lt4, ece, brier; per family: accuracy.
         The suite-wide accuracy lives here, so `overall` adds nothing."""
         return summary.group_values([summary.outcome_of(row) for row in scored])
 

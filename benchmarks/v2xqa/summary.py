@@ -5,7 +5,9 @@ family (roadeval's slice; the release does not print it).
 Accuracy is a fraction (0-1; the release prints percent). Overall accuracy is over all items
 (the release's "ALL" row), not a mean of the views. ECE and Brier cover the items with a
 confidence only (`confidence_items`; the others are `no_confidence_items`); with none, they
-are left out rather than set to 0.
+are left out rather than set to 0. `letters_seen_lt4` counts the items whose confidence rests
+on fewer than four letters (the others had probability 0: see `confidence`), out of the
+confidence items; a prediction file says nothing of it, so it has no such row.
 """
 
 from __future__ import annotations
@@ -14,7 +16,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from roadeval.benchmarks.suite import GroupValue, ParseStatus, ScoredItem
-from roadeval.benchmarks.v2xqa.answers import parsed_confidence, parsed_probs
+from roadeval.benchmarks.v2xqa.answers import (
+    parsed_confidence,
+    parsed_letters_seen,
+    parsed_probs,
+)
 from roadeval.benchmarks.v2xqa.calibration import (
     brier_item,
     expected_calibration_error,
@@ -25,6 +31,7 @@ from roadeval.benchmarks.v2xqa.tasks import VIEWS, Family
 CORRECT = "correct"
 BRIER = "brier"
 NO_CONFIDENCE = "no_confidence_items"
+LETTERS_SEEN_LT4 = "letters_seen_lt4"
 SUITE_WIDE = "*"
 
 
@@ -37,6 +44,9 @@ class Outcome:
     correct: float
     confidence: float | None = None
     brier: float | None = None
+    # Letters among the alternatives the confidence was read from (None: not known, as in a
+    # prediction file).
+    letters_seen: int | None = None
 
 
 def outcome_of(row: ScoredItem) -> Outcome:
@@ -48,6 +58,7 @@ def outcome_of(row: ScoredItem) -> Outcome:
         row.values[CORRECT],
         parsed_confidence(row.parsed),
         brier_item(probs, str(row.item.reference)) if probs is not None else None,
+        parsed_letters_seen(row.parsed),
     )
 
 
@@ -64,8 +75,9 @@ def task_summary(scored: Sequence[ScoredItem]) -> dict[str, float]:
 
 def group_metrics(outcomes: Sequence[Outcome]) -> list[tuple[str, float, int]]:
     """(metric, value, n) for one group: accuracy, confidence_items and no_confidence_items
-    over all its items; ece over those with a confidence, brier over those with
-    probabilities, when there are any."""
+    over all its items; letters_seen_lt4 and ece over those with a confidence, brier over
+    those with probabilities, when there are any (letters_seen_lt4 when the letters seen are
+    known)."""
     if not outcomes:
         return []
     rows = [("accuracy", sum(o.correct for o in outcomes) / len(outcomes), len(outcomes))]
@@ -73,6 +85,10 @@ def group_metrics(outcomes: Sequence[Outcome]) -> list[tuple[str, float, int]]:
     rows.append(("confidence_items", float(len(confident)), len(outcomes)))
     # Items with no confidence (no log-probabilities): counted, never given an invented one.
     rows.append((NO_CONFIDENCE, float(len(outcomes) - len(confident)), len(outcomes)))
+    if confident and any(o.letters_seen is not None for o in confident):
+        # A confidence from fewer than four letters gave the others 0: a diagram shows how many.
+        partial = sum(1 for o in confident if o.letters_seen is not None and o.letters_seen < 4)
+        rows.append((LETTERS_SEEN_LT4, float(partial), len(confident)))
     ece = expected_calibration_error(
         [o.confidence for o in confident if o.confidence is not None],
         [o.correct for o in confident],

@@ -178,6 +178,11 @@ def v2xqa_image_in_neither_root(tmp_path: Path, demo: Demo) -> Case:
     return write_panel(tmp_path, "v2xqa", source), [where]
 
 
+def v2xqa_top_logprobs_out_of_range(tmp_path: Path, demo: Demo) -> Case:
+    panel = write_panel(tmp_path, "v2xqa", demo("v2xqa"), options={"top_logprobs": 25})
+    return panel, ["v2xqa option top_logprobs must be an integer from 1 to 20, got 25"]
+
+
 def stride_ground_truth_malformed(tmp_path: Path, demo: Demo) -> Case:
     questions = demo("stride")
     body = json.loads(questions.read_text(encoding="utf-8"))
@@ -211,6 +216,7 @@ CASES: dict[str, Callable[[Path, Demo], Case]] = {
     "panel-not-utf8": panel_not_utf8,
     "unknown-fields-refused": unknown_fields_refused,
     "v2xqa-image-in-neither-root": v2xqa_image_in_neither_root,
+    "v2xqa-top-logprobs-out-of-range": v2xqa_top_logprobs_out_of_range,
     "stride-ground-truth-malformed": stride_ground_truth_malformed,
     "judged-suite-without-judge": judged_suite_without_judge,
 }

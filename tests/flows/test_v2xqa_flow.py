@@ -64,7 +64,7 @@ def test_logprobs_travel_from_the_reply_to_calibration_metrics(
 
     for body in server.hits_for("cal"):
         assert body["max_tokens"] == 5 and body["temperature"] == 0
-        assert body["logprobs"] is True and body["top_logprobs"] == 4
+        assert body["logprobs"] is True and body["top_logprobs"] == 20
     overall = query_csv(
         store,
         "select model, metric, round(value, 6) from metrics where task = '*' and slice = '' "
@@ -79,6 +79,7 @@ def test_logprobs_travel_from_the_reply_to_calibration_metrics(
         "cal,brier,0.12",
         "cal,confidence_items,48.0",
         "cal,ece,0.3",
+        "cal,letters_seen_lt4,0.0",
         "cal,no_confidence_items,0.0",
     ]
     views = query_csv(

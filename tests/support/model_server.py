@@ -39,7 +39,8 @@ class Reply:
     completion_tokens: int = 1
     fault: Fault | None = None
     trickle_s: float = 0.05
-    # Per output token: (token, logprob, [(alternative, logprob), ...]), sent as OpenAI does.
+    # Per output token: (token, logprob, [(alternative, logprob), ...]), sent as OpenAI does:
+    # the likeliest alternatives first, as many as the request's `top_logprobs` (when it has one).
     logprobs: list[tuple[str, float, list[tuple[str, float]]]] | None = None
 
 
@@ -349,6 +350,8 @@ class ModelServer:
                     "finish_reason": "stop",
                 }
                 if reply.logprobs is not None:
+                    asked = body.get("top_logprobs")
+                    keep = asked if isinstance(asked, int) else None
                     choice["logprobs"] = {
                         "content": [
                             {
@@ -356,7 +359,8 @@ class ModelServer:
                                 "logprob": logprob,
                                 "bytes": None,
                                 "top_logprobs": [
-                                    {"token": t, "logprob": lp, "bytes": None} for t, lp in top
+                                    {"token": t, "logprob": lp, "bytes": None}
+                                    for t, lp in sorted(top, key=lambda alt: -alt[1])[:keep]
                                 ],
                             }
                             for token, logprob, top in reply.logprobs

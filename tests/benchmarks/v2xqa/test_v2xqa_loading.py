@@ -210,6 +210,7 @@ def test_options_are_validated() -> None:
         "vehicle_images": "images/vehicle",
         "infrastructure_images": "images/infrastructure",
         "image_max_side": None,
+        "top_logprobs": 20,
     }
     with pytest.raises(ValueError, match="no option"):
         V2XQASuite(image_root="x")
@@ -219,6 +220,26 @@ def test_options_are_validated() -> None:
         V2XQASuite(image_max_side=0)
     with pytest.raises(ValueError, match="image_max_side"):
         V2XQASuite(image_max_side=True)
+
+
+@pytest.mark.parametrize("value", [0, 21, -1, True, 4.0, "20", None])
+def test_top_logprobs_is_an_integer_from_1_to_20(value: object) -> None:
+    with pytest.raises(ValueError, match=r"top_logprobs must be an integer from 1 to 20, got "):
+        V2XQASuite(top_logprobs=value)
+
+
+def test_top_logprobs_sets_what_every_request_asks() -> None:
+    assert V2XQASuite().protocol_generation().top_logprobs == 20
+    lowered = V2XQASuite(top_logprobs=5)
+    assert lowered.options()["top_logprobs"] == 5
+    assert lowered.protocol_generation().params() == {
+        "max_tokens": 5,
+        "temperature": 0,
+        "logprobs": True,
+        "top_logprobs": 5,
+    }
+    # The class states the default; an instance's option never changes it for others.
+    assert V2XQASuite.generation.top_logprobs == 20
 
 
 def test_release_thumbnails_on_request(

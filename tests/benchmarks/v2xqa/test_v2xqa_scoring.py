@@ -47,9 +47,14 @@ def test_item_scores_with_and_without_logprobs(items: dict[str, Item]) -> None:
     with_probs = SUITE.score_details(item, SUITE.parse(item, _with_probs("B", probs)))
     assert with_probs.values["correct"] == 1.0
     assert with_probs.values["brier"] == pytest.approx(0.01 + 0.16 + 0.04 + 0.01)
-    assert with_probs.details == {"confidence": pytest.approx(0.6)}
+    assert with_probs.details == {
+        "confidence": pytest.approx(0.6),
+        "letters_seen": 4,
+        "position": 0,
+    }
     bare = SUITE.score_details(item, SUITE.parse(item, ModelOutput("C")))
     assert bare.values == {"correct": 0.0} and bare.unscored == {"brier": NO_LOGPROBS}
+    assert bare.details == {"letters_seen": 0, "position": None}
     assert "no confidence" in NO_LOGPROBS
 
 
@@ -74,19 +79,24 @@ def test_corpus_metrics_by_hand(items: dict[str, Item]) -> None:
     assert values[("view", "VS", "accuracy")] == (0.5, 2)
     assert values[("view", "VS", "confidence_items")] == (1.0, 2)
     assert values[("view", "VS", "no_confidence_items")] == (1.0, 2)
+    assert values[("view", "VS", "letters_seen_lt4")] == (0.0, 1)
     assert values[("view", "VS", "ece")] == (pytest.approx(0.2), 1)
     assert values[("view", "VS", "brier")] == (pytest.approx(0.04 + 0.01 + 0.0025 * 2), 1)
     # IS: accuracy and the count of items without a confidence; no ECE or Brier is made up.
     assert values[("view", "IS", "accuracy")] == (0.0, 1)
     assert values[("view", "IS", "no_confidence_items")] == (1.0, 1)
     assert ("view", "IS", "ece") not in values and ("view", "IS", "brier") not in values
+    assert ("view", "IS", "letters_seen_lt4") not in values
     # CO: 0.5 wrong in (5/12, 6/12], 1.0 right in (11/12, 1]: ECE (0.5 + 0) / 2.
     assert values[("view", "CO", "ece")] == (pytest.approx(0.25), 2)
+    # The right answer at 1.0 saw one letter only: of the two confidences, one rests on fewer.
+    assert values[("view", "CO", "letters_seen_lt4")] == (1.0, 2)
     co_brier = (0.25 + 0.5625 + 2 * 0.015625 + 0.0) / 2
     assert values[("view", "CO", "brier")] == (pytest.approx(co_brier), 2)
     # Overall: accuracy over all five; ECE over the three with a confidence, one bin each.
     assert values[("", "", "accuracy")] == (pytest.approx(2 / 5), 5)
     assert values[("", "", "no_confidence_items")] == (2.0, 5)
+    assert values[("", "", "letters_seen_lt4")] == (1.0, 3)
     assert values[("", "", "ece")] == (pytest.approx((0.2 + 0.5 + 0.0) / 3), 3)
     # Families: VS1 and CO2 are perception, IS3 reasoning-planning.
     assert values[("family", "perception", "accuracy")] == (0.5, 4)
