@@ -139,15 +139,15 @@ class BaselineReader:
             list(pool.map(lambda pair: self.for_shard(*pair), wanted))
 
     def candidates(self, changes: Mapping[str, Sequence[ChangeRow]]) -> CopyCandidates:
-        """Per suite x model x sample, the items whose baseline outcome a plan may copy: the
-        item unchanged, scored by the same rules, and scored by the baseline (the plan still
-        checks every request key)."""
+        """Per suite x model x sample x variant, the items whose baseline outcome a plan may
+        copy: the item unchanged, scored by the same rules, and scored by the baseline shown
+        the same way (the plan still checks every request key)."""
         unchanged = {
             suite: frozenset(row.item_id for row in rows if row.kind == "unchanged")
             for suite, rows in changes.items()
         }
 
-        def copied(suite: str, model: str, sample: int) -> frozenset[str]:
+        def copied(suite: str, model: str, sample: int, variant: str) -> frozenset[str]:
             if suite not in self.copy_suites:
                 return frozenset()
             taken = self.for_shard(suite, model)
@@ -156,8 +156,8 @@ class BaselineReader:
             same = unchanged.get(suite, frozenset())
             return frozenset(
                 item_id
-                for item_id, of in taken.answers.outcomes
-                if of == sample and item_id in same
+                for item_id, of, shown in taken.answers.outcomes
+                if of == sample and shown == variant and item_id in same
             )
 
         return copied

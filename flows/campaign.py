@@ -29,7 +29,7 @@ def not_run_lines(manifest: RunManifest) -> list[str]:
         left = entry.not_run + entry.interrupted
         if left:
             lines.append(
-                f"{escape(entry.suite)} x {escape(entry.model)}: {left} of "
+                f"{escape(entry.suite)} x {escape(entry.who)}: {left} of "
                 f"{entry.items} items not run"
             )
     return lines

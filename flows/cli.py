@@ -258,7 +258,7 @@ def _scorer_error_lines(summary: RunSummary) -> list[str]:
             first = pair.unscored_metrics.get(EVERY_METRIC)
             reason = first.first_reason if first is not None else "scorer_error"
             lines.append(
-                f"{printable(pair.suite)} x {printable(pair.model)}: {pair.scorer_errors} items "
+                f"{printable(pair.suite)} x {printable(pair.who)}: {pair.scorer_errors} items "
                 f"not scored, their scorer raised; first: {printable(reason)}"
             )
     return lines

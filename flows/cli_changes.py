@@ -111,6 +111,7 @@ def print_diff(diff: RunDiff, show_all: bool = False) -> None:
         moved_metrics,
         score_lines,
     )
+    from roadeval.tasks.results.manifest import shown_as
 
     out = consoles.out
     out.print(printable(header(diff)))
@@ -137,7 +138,7 @@ def print_diff(diff: RunDiff, show_all: bool = False) -> None:
     table = Table(*headings, title=f"metrics moved: {len(moved)}", title_justify="left")
     for row in shown:
         where, old, new, delta = metric_texts(row)
-        names = (row.suite, row.task, row.model, row.metric, where)
+        names = (row.suite, row.task, shown_as(row.model, row.variant), row.metric, where)
         table.add_row(*map(printable, names), old, new, delta)
     out.print(table)
     if len(moved) > len(shown):

@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from rich.table import Table
 
 from roadeval.storage.store import Store
+from roadeval.tasks.results.manifest import shown_as
 
 _SQL = """
-select model, suite, role,
+select model, suite, role, variant,
        count(*) filter (where not cached and try_number > 0) as requests,
        count(*) filter (where cached) as reused,
        coalesce(sum(tokens_in) filter (where not cached), 0) as tokens_in,
@@ -19,17 +20,18 @@ select model, suite, role,
        coalesce(sum(cost_usd), 0) as known_usd,
        count(*) filter (where cost_usd is null) as unknown
 from costs where run_id = $run_id
-group by all order by model, suite, role
+group by all order by model, suite, role, variant
 """
 
 
 @dataclass(frozen=True)
 class CostLine:
-    """One model x suite x role of a run."""
+    """One model x suite x role of a run (x variant: a blind ablation's requests apart)."""
 
     model: str
     suite: str
     role: str
+    variant: str
     requests: int
     reused: int
     tokens_in: int
@@ -58,8 +60,8 @@ def cost_lines(store: Store, run_id: str) -> list[CostLine]:
     finally:
         con.close()
     return [
-        CostLine(str(m), str(s), str(r), int(q), int(c), int(i), int(o), float(u), int(n))
-        for m, s, r, q, c, i, o, u, n in rows
+        CostLine(str(m), str(s), str(r), str(v), int(q), int(c), int(i), int(o), float(u), int(n))
+        for m, s, r, v, q, c, i, o, u, n in rows
     ]
 
 
@@ -71,7 +73,7 @@ def cost_table(lines: list[CostLine]) -> Table:
         table.add_column(column, justify="right")
     for line in lines:
         table.add_row(
-            line.model,
+            shown_as(line.model, line.variant),
             line.suite,
             line.role,
             str(line.requests),

@@ -52,12 +52,13 @@ def redact_model(spec_dump: dict[str, Any]) -> dict[str, Any]:
 
 
 def count_table(results: Sequence[ShardResult]) -> list[PairCounts]:
-    """Counts, cost and errors per suite x model, in plan order."""
-    table: dict[tuple[str, str], PairCounts] = {}
+    """Counts, cost and errors per suite x model x variant, in plan order."""
+    table: dict[tuple[str, str, str], PairCounts] = {}
     for r in results:
-        entry = table.get((r.suite, r.model))
+        key = (r.suite, r.model, r.variant)
+        entry = table.get(key)
         if entry is None:
-            entry = table[(r.suite, r.model)] = PairCounts(suite=r.suite, model=r.model)
+            entry = table[key] = PairCounts(suite=r.suite, model=r.model, variant=r.variant)
         for name in COUNTS:
             setattr(entry, name, getattr(entry, name) + r.counts[name])
         entry.cost_usd += r.cost_usd
@@ -168,6 +169,7 @@ def build_manifest(
         if baseline is not None
         else None,
         rescore=run.rescore,
+        ablations=list(panel.ablations),
         engines=engines_used(run, inputs.loaded, scored_on_cluster),
     )
 

@@ -17,6 +17,7 @@ from pydantic import (
 
 from roadeval.benchmarks.errors import BadItemPolicy, UnknownFieldPolicy
 from roadeval.storage.store import store_uri_problem
+from roadeval.tasks.render.blind import ABLATIONS
 from roadeval.tasks.render.cluster import RenderConfig, RenderEngine, dask_address_problem
 from roadeval.tasks.requests.model_spec import JudgeSpec, ModelSpec
 from roadeval.tasks.shard.remote_scoring import (
@@ -75,6 +76,9 @@ class Panel(BaseModel):
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)
     # Where drawing (point-cloud views) runs: Dask by default.
     render: RenderConfig = Field(default_factory=RenderConfig)
+    # Ablations run beside the released items: `blind` asks every image-bearing item again
+    # with each image replaced by a black one of its size (rows under variant 'blind').
+    ablations: list[str] = Field(default_factory=list)
     # Where relative sources are resolved; set from the file's folder when loaded from a file.
     base_dir: str = "."
 
@@ -83,6 +87,20 @@ class Panel(BaseModel):
     def _store_is_a_store(cls, value: str | None) -> str | None:
         if value is not None and (problem := store_uri_problem(value)) is not None:
             raise ValueError(problem)
+        return value
+
+    @field_validator("ablations")
+    @classmethod
+    def _known_ablations(cls, value: list[str]) -> list[str]:
+        unknown = [name for name in value if name not in ABLATIONS]
+        if unknown:
+            raise ValueError(
+                f"unknown ablation {unknown[0]!r}; known: {', '.join(ABLATIONS)} (every image "
+                "of an image-bearing item replaced by a black image of its size)"
+            )
+        repeated = sorted({name for name in value if value.count(name) > 1})
+        if repeated:
+            raise ValueError(f"an ablation may appear once; repeated: {', '.join(repeated)}")
         return value
 
     @model_validator(mode="after")

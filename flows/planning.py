@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
+from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.registry import find_baseline
 from roadeval.flows.panel_file import Panel
 from roadeval.flows.suites import LoadedSuite
 from roadeval.tasks.calls.gateway import ModelClient
+from roadeval.tasks.render.blind import BLIND
 from roadeval.tasks.shard.plan import Shard
 
-# Item ids of a suite x model x sample whose baseline outcomes a rerun may copy.
-CopyCandidates = Callable[[str, str, int], frozenset[str]]
+# Item ids of a suite x model x sample x variant whose baseline outcomes a rerun may copy.
+CopyCandidates = Callable[[str, str, int, str], frozenset[str]]
 
 
 class EmptyRunError(ValueError):
@@ -31,11 +33,14 @@ def plan_shards(
     *,
     rescore: bool = False,
     copied: CopyCandidates | None = None,
+    shown: Mapping[str, Collection[str]] | None = None,
 ) -> tuple[list[Shard], list[dict[str, Any]]]:
     """Split suite x model into chunks; a baseline gets only the tasks it has an answer for.
     On a rerun, the items whose baseline outcomes may be copied (`copied`) make one shard per
     suite x model x sample, whatever its size: copying costs a few store requests per shard,
-    so a rerun's cost follows what changed, not the panel's size."""
+    so a rerun's cost follows what changed, not the panel's size. With the panel's `blind`
+    ablation, the items that show an image (`shown`, per suite: those with blind renders) are
+    sharded again under variant 'blind', after the released ones of their suite x model."""
     shards: list[Shard] = []
     skipped: list[dict[str, Any]] = []
     for suite in loaded:
@@ -58,29 +63,31 @@ def plan_shards(
                             "why": "the baseline has no rule for those tasks",
                         }
                     )
-            for sample in range(1, spec.samples + 1):
-                taken = copied(suite.suite.name, spec.label, sample) if copied else frozenset()
-                rest = [item for item in items if item.item_id not in taken]
-                chunks = [
-                    rest[start : start + panel.chunk_size]
-                    for start in range(0, len(rest), panel.chunk_size)
-                ]
-                copies = len(rest) < len(items)
-                if copies:
-                    chunks.insert(0, [item for item in items if item.item_id in taken])
-                for n, chunk in enumerate(chunks):
-                    shards.append(
-                        Shard(
-                            run_id=run_id,
-                            index=len(shards),
-                            suite=suite.suite,
-                            client=clients[spec.label],
-                            items=chunk,
-                            rescore=rescore,
-                            sample=sample,
-                            copies=copies and n == 0,
-                        )
+            variants = [("", items)]
+            if shown is not None and BLIND in panel.ablations:
+                with_images = shown.get(suite.suite.name, ())
+                variants.append((BLIND, [item for item in items if item.item_id in with_images]))
+            for variant, chosen in variants:
+                for sample in range(1, spec.samples + 1):
+                    taken = (
+                        copied(suite.suite.name, spec.label, sample, variant)
+                        if copied
+                        else frozenset()
                     )
+                    for chunk, copies in _chunks(chosen, taken, panel.chunk_size):
+                        shards.append(
+                            Shard(
+                                run_id=run_id,
+                                index=len(shards),
+                                suite=suite.suite,
+                                client=clients[spec.label],
+                                items=chunk,
+                                rescore=rescore,
+                                sample=sample,
+                                copies=copies,
+                                variant=variant,
+                            )
+                        )
     if not shards:
         raise EmptyRunError(_why_empty(panel, loaded))
     judged = sorted({shard.suite.name for shard in shards if shard.suite.uses_judge})
@@ -92,6 +99,16 @@ def plan_shards(
             "model spec, or `judge: {model: roadeval/midpoint-judge}` offline"
         )
     return shards, skipped
+
+
+def _chunks(items: list[Item], taken: frozenset[str], size: int) -> list[tuple[list[Item], bool]]:
+    """Items in chunks of `size`, each with whether it is the chunk of copies (the items in
+    `taken`, one chunk first, whatever its size)."""
+    rest = [item for item in items if item.item_id not in taken]
+    chunks = [(rest[start : start + size], False) for start in range(0, len(rest), size)]
+    if len(rest) < len(items):
+        chunks.insert(0, ([item for item in items if item.item_id in taken], True))
+    return chunks
 
 
 def _why_empty(panel: Panel, loaded: list[LoadedSuite]) -> str:

@@ -17,6 +17,7 @@ from uuid import UUID
 
 from roadeval.tasks.calls.secrets import Redactor
 from roadeval.tasks.results.aggregate import ALL, SUITE_WIDE
+from roadeval.tasks.results.manifest import shown_as
 
 if TYPE_CHECKING:
     from roadeval.flows.run_summary import RunSummary
@@ -37,7 +38,7 @@ def leaderboard(metrics: Sequence[MetricRow], suite: str) -> list[dict[str, Any]
     cells: dict[str, dict[str, float]] = defaultdict(dict)
     for m in rows:
         column = m.metric if m.task == SUITE_WIDE else f"{m.task}:{m.metric}"
-        cells[m.model][column] = round(m.value, 4)
+        cells[shown_as(m.model, m.variant)][column] = round(m.value, 4)
     columns = sorted({column for row in cells.values() for column in row})
     return [
         {"model": model, **{c: cells[model].get(c) for c in columns}} for model in sorted(cells)
@@ -86,7 +87,7 @@ def health_markdown(summary: RunSummary, message: str | None = None) -> str:
     for pair in manifest.counts:
         cells = [str(getattr(pair, name)) for name in _HEALTH]
         cost = _cost(pair.cost_usd, pair.cost_known)
-        lines.append(f"| {pair.suite} | {pair.model} | " + " | ".join(cells) + f" | {cost} |")
+        lines.append(f"| {pair.suite} | {pair.who} | " + " | ".join(cells) + f" | {cost} |")
     total_cells = [str(getattr(totals, name)) for name in _HEALTH]
     known = all(pair.cost_known for pair in manifest.counts)
     lines.append(

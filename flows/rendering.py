@@ -10,6 +10,7 @@ from roadeval.flows.orchestration import Orchestrator
 from roadeval.flows.stages import RENDER_SUITE
 from roadeval.flows.suites import LoadedSuite
 from roadeval.storage.store import Store
+from roadeval.tasks.render.blind import BLIND, BlindImages
 from roadeval.tasks.render.cluster import RenderConfig
 from roadeval.tasks.render.stage import RenderReport, Renders
 
@@ -47,3 +48,13 @@ def render_suites(
         suite.items = [item for item in suite.items if item.item_id not in failed]
         suite.skipped.extend(report.failed)
     return {name: report.renders for name, report in reports.items()}
+
+
+def blind_suites(ablations: list[str], renders: dict[str, Renders]) -> dict[str, Renders]:
+    """Per suite, the blind renders of the items that show an image (none without the `blind`
+    ablation): made here, once per distinct image, in the media cache where the run's other
+    renders are, from which the processes that send requests read them."""
+    if BLIND not in ablations:
+        return {}
+    twins = BlindImages()
+    return {name: twins.renders(suite_renders) for name, suite_renders in renders.items()}

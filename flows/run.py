@@ -23,7 +23,7 @@ from roadeval.flows.panel_file import Panel
 from roadeval.flows.planning import plan_shards
 from roadeval.flows.progress import RunProgress
 from roadeval.flows.quick_exit import keep_until_exit
-from roadeval.flows.rendering import render_suites
+from roadeval.flows.rendering import blind_suites, render_suites
 from roadeval.flows.run_log import RunLog
 from roadeval.flows.run_parts import RunContext, RunEngines, RunInputs
 from roadeval.flows.run_record import RunRecord, RunStatus
@@ -41,7 +41,7 @@ from roadeval.tasks.calls.secrets import Redactor, install_log_redaction, remove
 from roadeval.tasks.calls.stopping import StopReason, StopSignal
 from roadeval.tasks.results.aggregate import aggregate
 from roadeval.tasks.results.items import land_items
-from roadeval.tasks.results.manifest import CompactionRecord, RunManifest
+from roadeval.tasks.results.manifest import CompactionRecord, RunManifest, shown_as
 from roadeval.tasks.results.suite_tables import suite_table_parts
 from roadeval.tasks.shard.plan import ShardPlan
 from roadeval.tasks.shard.remote_scoring import RemoteScoring, ScoringEngine
@@ -74,6 +74,7 @@ def execute_run(
     # is drawn; the shards are made after the renders, without the items that cannot be drawn.
     plan_shards(run_id, panel, loaded, clients)
     renders = render_suites(loaded, store, panel.render, orchestrator)
+    blind = blind_suites(panel.ablations, renders)
     changes, reader = compare_with_baseline(
         run_id, store, panel, loaded, renders, baseline, rescore
     )
@@ -84,6 +85,7 @@ def execute_run(
         clients,
         rescore=rescore,
         copied=reader.candidates(changes) if reader is not None else None,
+        shown=blind,
     )
     remote = (
         RemoteScoring(panel.scoring, store, run_id, stop, judge)
@@ -92,7 +94,7 @@ def execute_run(
     )
     run = _Run(
         RunContext(run_id, started, panel, store, orchestrator, dry_run, rescore),
-        RunInputs(loaded, renders, shards, not_covered, baseline, reader, changes),
+        RunInputs(loaded, renders, shards, not_covered, baseline, reader, changes, blind),
         RunEngines(stop, redact, budget, judge, remote),
     )
     # The run's items, plans and baseline answers: not freed one by one when the command ends.
@@ -308,7 +310,8 @@ class _Run:
             self.engines.stop.request(
                 StopReason(
                     f"rescore: {len(missing)} items have no stored answer (first: "
-                    f"{shard.suite.name} x {shard.client.spec.label}, item {item.item_id}); a "
+                    f"{shard.suite.name} x {shown_as(shard.client.spec.label, shard.variant)}, "
+                    f"item {item.item_id}); a "
                     "rescore asks no model: run the panel to ask them",
                     2,
                     RunStatus.FAILED,
@@ -332,7 +335,7 @@ class _Run:
             self.context.orchestrator.submit(
                 PLAN_SHARD,
                 shard,
-                self.inputs.renders[shard.suite.name],
+                self.inputs.renders_for(shard),
                 self.context.store,
                 self.inputs.reader,
             )
@@ -362,7 +365,7 @@ class _Run:
             n: self.context.orchestrator.submit(
                 PLAN_SHARD,
                 shards[n],
-                self.inputs.renders[shards[n].suite.name],
+                self.inputs.renders_for(shards[n]),
                 self.context.store,
                 self.inputs.reader,
             )
@@ -452,18 +455,25 @@ class _Run:
         return worst_case_left(self.plans, cache, judge_spec, self.context.run_id)
 
     def _land_metrics(self, results: list[ShardResult]) -> list[MetricRow]:
-        by_pair: dict[tuple[str, str], list[Any]] = {}
+        """Metrics per suite x model x variant (a blind ablation's never mixed into the
+        released items'), their deltas against the baseline, and the suites' own tables."""
+        by_pair: dict[tuple[str, str, str], list[Any]] = {}
         for result in results:
-            by_pair.setdefault((result.suite, result.model), []).extend(result.scored)
+            key = (result.suite, result.model, result.variant)
+            by_pair.setdefault(key, []).extend(result.scored)
         suites = {s.suite.name: s.suite for s in self.inputs.loaded}
+        run_id = self.context.run_id
         metrics: list[MetricRow] = []
-        # The suites' own tables (TRIP's `pareto`) land with the metrics, so only for a whole run.
+        # The suites' own tables (TRIP's `pareto`) land with the metrics, so only for a whole run;
+        # they have no variant column, so they are of the items as released.
         extra: list[Part] = []
-        for (suite_name, model), scored in sorted(by_pair.items()):
-            metrics.extend(aggregate(suites[suite_name], model, self.context.run_id, scored))
-            extra.extend(suite_table_parts(suites[suite_name], model, self.context.run_id, scored))
+        for (suite_name, model, variant), scored in sorted(by_pair.items()):
+            metrics.extend(aggregate(suites[suite_name], model, run_id, scored, variant))
+            if not variant:
+                extra.extend(suite_table_parts(suites[suite_name], model, run_id, scored))
+        pairs = sorted({(suite, model) for suite, model, _ in by_pair})
         deltas = metric_deltas_against(
-            self.context.store, self.inputs.baseline, self.context.run_id, metrics, list(by_pair)
+            self.context.store, self.inputs.baseline, run_id, metrics, pairs
         )
         land(
             self.context.store,

@@ -31,7 +31,7 @@ from roadeval.storage.store import Store
 from roadeval.storage.tables import part_key
 from roadeval.tasks.rerun.changes import ChangeKind, LedgerEntry, item_changes, ledger_of
 from roadeval.tasks.rerun.deltas import metric_deltas, score_changes
-from roadeval.tasks.results.manifest import RunManifest
+from roadeval.tasks.results.manifest import RunManifest, shown_as
 
 R = TypeVar("R")
 
@@ -199,14 +199,16 @@ def _item_changes(
 
 
 def _score_changes(con: duckdb.DuckDBPyConnection, a: _Run, b: _Run) -> list[ScoreChangeRow]:
-    """Per suite x model x item scored by both runs: the metrics whose value or status moved."""
-    scored: dict[tuple[str, str, str, str], list[ScoreRow]] = {}
+    """Per suite x model x item (of one sample, shown one way) scored by both runs: the metrics
+    whose value or status moved."""
+    scored: dict[tuple[str, str, str, str, int, str], list[ScoreRow]] = {}
     params = {"ids": [a.run_id, b.run_id]}
     for row in _rows(con, ScoreRow, "scores", "list_contains($ids, run_id)", params):
-        scored.setdefault((row.run_id, row.suite, row.model, row.item_id), []).append(row)
+        whose = (row.run_id, row.suite, row.model, row.item_id, row.sample or 1, row.variant or "")
+        scored.setdefault(whose, []).append(row)
     moved: list[ScoreChangeRow] = []
-    for (run_id, suite, model, item_id), new in sorted(scored.items()):
-        old = scored.get((a.run_id, suite, model, item_id))
+    for (run_id, suite, model, item_id, sample, variant), new in sorted(scored.items()):
+        old = scored.get((a.run_id, suite, model, item_id, sample, variant))
         if run_id == b.run_id and old:
             moved.extend(score_changes(b.run_id, a.run_id, old, new))
     return moved
@@ -246,16 +248,16 @@ def item_counts(diff: RunDiff) -> dict[str, dict[str, int]]:
 
 
 def score_lines(diff: RunDiff) -> list[ScoreLine]:
-    """Per suite x model with score changes, sorted."""
+    """Per suite x model (x variant: a blind ablation's apart) with score changes, sorted."""
     pairs: dict[tuple[str, str], list[ScoreChangeRow]] = {}
     for row in diff.score_changes:
-        pairs.setdefault((row.suite, row.model), []).append(row)
+        pairs.setdefault((row.suite, shown_as(row.model, row.variant)), []).append(row)
     return [
         ScoreLine(
             suite,
             model,
             len(rows),
-            len({row.item_id for row in rows}),
+            len({(row.item_id, row.sample) for row in rows}),
             sum(row.flipped for row in rows),
             sum(row.flipped and row.old_value == 1.0 for row in rows),
             sum(row.flipped and row.old_value == 0.0 for row in rows),
@@ -268,7 +270,10 @@ def moved_metrics(diff: RunDiff) -> list[MetricDeltaRow]:
     """The metrics that moved (a delta other than 0, or a value on one side only), sorted by
     suite, task, model, metric and slice."""
     moved = [row for row in diff.metric_deltas if row.delta is None or row.delta != 0]
-    return sorted(moved, key=lambda r: (r.suite, r.task, r.model, r.metric, r.slice, r.slice_value))
+    return sorted(
+        moved,
+        key=lambda r: (r.suite, r.task, r.model, r.variant or "", r.metric, r.slice, r.slice_value),
+    )
 
 
 def metric_texts(row: MetricDeltaRow) -> tuple[str, str, str, str]:
@@ -304,7 +309,8 @@ def summary_lines(diff: RunDiff, show_all: bool = False) -> list[str]:
     for r in shown:
         where, old, new, delta = metric_texts(r)
         lines.append(
-            f"  {r.suite} {r.task} {r.model} {r.metric} [{where}]: {old} -> {new} ({delta})"
+            f"  {r.suite} {r.task} {shown_as(r.model, r.variant)} {r.metric} [{where}]: {old} -> "
+            f"{new} ({delta})"
         )
     if len(moved) > len(shown):
         lines.append(more_text(len(moved) - len(shown)))

@@ -75,11 +75,13 @@ class RunLog:
         )
 
     def shard_landed(self, result: ShardResult) -> None:
+        from roadeval.tasks.results.manifest import shown_as
+
         self.logger.info(
             "shard %s landed (%s x %s): %s, %s",
             result.shard,
             result.suite,
-            result.model,
+            shown_as(result.model, result.variant),
             _counts(result.counts),
             _usd(result.cost_usd),
         )

@@ -52,6 +52,13 @@ class RunInputs:
     baseline: BaselineRun | None = None
     reader: BaselineReader | None = None
     changes: dict[str, list[ChangeRow]] = field(default_factory=dict)
+    # Per suite, the blind renders of its items that show an image (the `blind` ablation).
+    blind: dict[str, Renders] = field(default_factory=dict)
+
+    def renders_for(self, shard: Shard) -> Renders:
+        """The images a shard's items are shown: blacked out for a blind shard."""
+        of_variant = self.blind if shard.variant else self.renders
+        return of_variant[shard.suite.name]
 
 
 @dataclass(frozen=True)

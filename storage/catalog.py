@@ -33,13 +33,14 @@ _INTERNAL = "_internal"
 
 # Derived views, defined over the base tables so they never disagree with them.
 DERIVED_VIEWS: dict[str, str] = {
-    # Every request sent and every answer reused, with what it cost this run (0 when reused).
+    # Every request sent and every answer reused, with what it cost this run (0 when reused);
+    # `variant` 'blind' for the vision ablation's requests ('' as released).
     "costs": (
         "select run_id, suite, model, model_string, api_base, role, request_key, attempt, "
         "try_number, tokens_in, tokens_out, cost_usd, original_cost_usd, may_be_billed, cached, "
-        "origin_run_id, error_kind, created_at from responses"
+        "origin_run_id, error_kind, created_at, coalesce(variant, '') as variant from responses"
     ),
-    # The ledger's totals per run, model, suite and role: HTTP requests sent (retries
+    # The ledger's totals per run, model, suite, role and variant: HTTP requests sent (retries
     # included; a call skipped as unreachable was not sent), answers reused, tokens, USD this
     # run, and the sent requests whose cost is not known: `unknown_cost` (no price: cost_usd
     # null) and `may_be_billed` (a timeout or cut-off reply, recorded at 0 but possibly billed).
@@ -53,8 +54,9 @@ DERIVED_VIEWS: dict[str, str] = {
         "coalesce(sum(cost_usd), 0) as cost_usd, "
         "count(*) filter (where not cached and try_number > 0 and cost_usd is null) "
         "as unknown_cost, "
-        "count(*) filter (where may_be_billed) as may_be_billed "
-        "from responses group by run_id, model, suite, role"
+        "count(*) filter (where may_be_billed) as may_be_billed, "
+        "coalesce(variant, '') as variant "
+        "from responses group by run_id, model, suite, role, coalesce(variant, '')"
     ),
 }
 

@@ -222,6 +222,9 @@ class EstimateRow:
     price_source: str
     image_rule: str
     created_at: datetime
+    # The requests' items as shown ('' as released, 'blind': see `AboutItem.variant`): an
+    # ablation's requests are estimated in rows of their own.
+    variant: str = field(default="", kw_only=True)
 
 
 @table("responses")

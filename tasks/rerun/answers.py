@@ -49,7 +49,7 @@ class LandedRows:
 @dataclass(frozen=True)
 class StoredOutcome:
     """One item's answer chain (an answer per attempt), its parses and score rows, and the
-    judge's answers, as the baseline run landed them."""
+    judge's answers, as the baseline run landed them (of one sample and variant)."""
 
     item_id: str
     sample: int
@@ -59,6 +59,7 @@ class StoredOutcome:
     parses: tuple[ParseRow, ...]
     scores: tuple[ScoreRow, ...]
     landed: LandedRows
+    variant: str = ""
 
     def matches(self, content_hash: str, keys: Sequence[str]) -> bool:
         """Whether a rerun of the item asks what the baseline asked: the same content, and the
@@ -82,15 +83,19 @@ class ShardBaseline:
     copy_scores: bool
 
 
+# Whose outcome a row is about: its item, sample and variant ('' as released, 'blind').
+OutcomeKey = tuple[str, int, str]
+
+
 @dataclass
 class BaselineAnswers:
     """The baseline run's answers (by request key), and item outcomes and score rows (by item
-    id and sample) of one suite x model."""
+    id, sample and variant) of one suite x model."""
 
     run_id: str
     answers: dict[str, ModelCall] = field(default_factory=dict)
-    outcomes: dict[tuple[str, int], StoredOutcome] = field(default_factory=dict)
-    scores: dict[tuple[str, int], tuple[ScoreRow, ...]] = field(default_factory=dict)
+    outcomes: dict[OutcomeKey, StoredOutcome] = field(default_factory=dict)
+    scores: dict[OutcomeKey, tuple[ScoreRow, ...]] = field(default_factory=dict)
     # Parquet parts read, for the benchmark's count of store requests; parts that did not read.
     parts_read: int = 0
     unreadable: list[str] = field(default_factory=list)
@@ -136,7 +141,7 @@ class BaselineAnswers:
         responses: list[ResponseRow] = records_of("responses", tables["responses"])
         parses: list[ParseRow] = records_of("parses", tables["parses"])
         scores: list[ScoreRow] = records_of("scores", tables["scores"])
-        by_item: dict[tuple[str, int], list[int]] = {}
+        by_item: dict[OutcomeKey, list[int]] = {}
         # One answer per row, shared by the by-key index and the item's outcome.
         calls: dict[int, ModelCall] = {}
         for at, row in enumerate(responses):
@@ -145,10 +150,10 @@ class BaselineAnswers:
                 call = calls[at] = _call(row)
                 if row.role == "answer":
                     found.answers.setdefault(row.request_key, call)
-        parses_of: dict[tuple[str, int], list[int]] = {}
+        parses_of: dict[OutcomeKey, list[int]] = {}
         for at, parse in enumerate(parses):
             parses_of.setdefault(_of(parse), []).append(at)
-        scores_of: dict[tuple[str, int], list[int]] = {}
+        scores_of: dict[OutcomeKey, list[int]] = {}
         for at, score in enumerate(scores):
             scores_of.setdefault(_of(score), []).append(at)
         found.scores = {key: tuple(scores[at] for at in ats) for key, ats in scores_of.items()}
@@ -160,9 +165,10 @@ class BaselineAnswers:
         return found
 
 
-def _of(row: ResponseRow | ParseRow | ScoreRow) -> tuple[str, int]:
-    """A row's item and sample (rows landed before samples were kept: the first)."""
-    return row.item_id, row.sample or 1
+def _of(row: ResponseRow | ParseRow | ScoreRow) -> OutcomeKey:
+    """A row's item, sample and variant (rows landed before samples were kept: the first;
+    before variants were: as released)."""
+    return row.item_id, row.sample or 1, row.variant or ""
 
 
 def _call(row: ResponseRow) -> ModelCall:
@@ -207,7 +213,7 @@ class _Rows:
     calls: dict[int, ModelCall]
 
     def outcome(
-        self, key: tuple[str, int], responses: list[int], parses: list[int], scores: list[int]
+        self, key: OutcomeKey, responses: list[int], parses: list[int], scores: list[int]
     ) -> StoredOutcome | None:
         """An item's whole scored chain (rows by number), or None when the baseline did not
         land one (an error, a stop, an answer missing at some attempt)."""
@@ -226,6 +232,7 @@ class _Rows:
         return StoredOutcome(
             item_id=key[0],
             sample=key[1],
+            variant=key[2],
             content_hash=content.pop(),
             calls=tuple(self.calls[at] for at in chain),
             judge_calls=tuple(self.calls[at] for at in judged),

@@ -49,6 +49,7 @@ def score_changes(
                 old_status=old_status,
                 new_status=new_status,
                 flipped=_verdict(old_value) and _verdict(new_value) and old_value != new_value,
+                variant=first.variant or "",
             )
         )
     return rows
@@ -61,12 +62,14 @@ def metric_deltas(
     new: Iterable[MetricRow],
     models: Iterable[tuple[str, str]] | None = None,
 ) -> list[MetricDeltaRow]:
-    """Every metric of either run against the other's, matched by suite, task, model, slice
-    and metric. `models` (suite, model) limits the comparison to the pairs the rerun ran, so
-    a model left out of the panel is not read as every metric of it removed."""
+    """Every metric of either run against the other's, matched by suite, task, model, slice,
+    metric and variant (a blind metric against the baseline's blind one, never a released one).
+    `models` (suite, model) limits the comparison to the pairs the rerun ran, so a model left
+    out of the panel is not read as every metric of it removed."""
 
-    def key(row: MetricRow) -> tuple[str, str, str, str, str, str]:
-        return (row.suite, row.task, row.model, row.slice, row.slice_value, row.metric)
+    def key(row: MetricRow) -> tuple[str, str, str, str, str, str, str]:
+        variant = row.variant or ""
+        return (row.suite, row.task, row.model, row.slice, row.slice_value, row.metric, variant)
 
     after = {key(row): row for row in new}
     pairs = set(models) if models is not None else {(k[0], k[2]) for k in after}
@@ -90,6 +93,7 @@ def metric_deltas(
                 baseline_value=old_value,
                 new_value=new_value,
                 delta=delta,
+                variant=k[6],
             )
         )
     return rows

@@ -13,9 +13,10 @@ SUITE_WIDE = "*"  # the task name of suite-level rows
 
 
 def aggregate(
-    suite: Suite, model: str, run_id: str, scored: Sequence[ScoredItem]
+    suite: Suite, model: str, run_id: str, scored: Sequence[ScoredItem], variant: str = ""
 ) -> list[MetricRow]:
-    """Metric rows for one suite x model; the official numbers come from the suite's summarize."""
+    """Metric rows for one suite x model, of the items shown one way (`variant`: '' as
+    released, 'blind'), never mixed; the official numbers come from the suite's summarize."""
     rows: list[MetricRow] = []
     by_task: dict[str, list[ScoredItem]] = defaultdict(list)
     for entry in scored:
@@ -32,6 +33,7 @@ def aggregate(
             metric=metric,
             value=float(value),
             n=n,
+            variant=variant,
         )
 
     per_task: dict[str, dict[str, float]] = {}

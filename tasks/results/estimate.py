@@ -42,6 +42,7 @@ from roadeval.tasks.requests.model_spec import CallMode, ModelSpec
 from roadeval.tasks.requests.pricing import WorstCase, max_output_tokens, prices_for
 from roadeval.tasks.requests.request import ModelCall
 from roadeval.tasks.requests.tokens import input_tokens
+from roadeval.tasks.results.manifest import shown_as
 from roadeval.tasks.shard.plan import PlannedItem, ShardPlan
 
 ANSWER = "answer"
@@ -153,18 +154,25 @@ def _judge_case(
     return _cost(judge, tokens_in, max_output_tokens(judge, params), input_bounded=bounded)
 
 
+# An estimate row's suite, model, role and variant.
+_Key = tuple[str, str, str, str]
+
+
 def estimate_plans(
     plans: Sequence[ShardPlan], judge_spec: ModelSpec | None, run_id: str, now: datetime
 ) -> list[EstimateRow]:
-    """The estimate rows of a run's plan: one per suite x model x role, sorted."""
-    tallies: dict[tuple[str, str, str], _Tally] = {}
-    specs: dict[tuple[str, str, str], ModelSpec] = {}
+    """The estimate rows of a run's plan: one per suite x model x role x variant (a blind
+    ablation's requests in rows of their own), sorted."""
+    tallies: dict[_Key, _Tally] = {}
+    specs: dict[_Key, ModelSpec] = {}
     for plan in plans:
-        suite, spec = plan.shard.suite, plan.shard.client.spec
-        key = (suite.name, spec.label, ANSWER)
+        suite, spec, variant = plan.shard.suite, plan.shard.client.spec, plan.shard.variant
+        key = (suite.name, spec.label, ANSWER, variant)
         tally = tallies.setdefault(key, _Tally())
         specs[key] = spec
-        judge_key = (suite.name, judge_spec.label, JUDGE) if judge_spec is not None else None
+        judge_key = (
+            (suite.name, judge_spec.label, JUDGE, variant) if judge_spec is not None else None
+        )
         for planned in plan.items:
             tally.answered += int(planned.stored[0] is not None)
             for index, stored in enumerate(planned.stored):
@@ -185,10 +193,8 @@ def estimate_plans(
     return [_row(run_id, key, tallies[key], specs[key], now) for key in sorted(tallies)]
 
 
-def _row(
-    run_id: str, key: tuple[str, str, str], tally: _Tally, spec: ModelSpec, now: datetime
-) -> EstimateRow:
-    suite, model, role = key
+def _row(run_id: str, key: _Key, tally: _Tally, spec: ModelSpec, now: datetime) -> EstimateRow:
+    suite, model, role, variant = key
     prices = prices_for(spec, batch=_batch(spec))
     retry = None if tally.worst is None else tally.worst * (spec.num_retries + 1)
     return EstimateRow(
@@ -210,6 +216,7 @@ def _row(
         price_source=prices.source if prices is not None else UNPRICED,
         image_rule="none" if spec.is_baseline else image_rule_label(spec.model),
         created_at=now,
+        variant=variant,
     )
 
 
@@ -246,10 +253,10 @@ def estimate_table(rows: Sequence[EstimateRow]) -> Table:
     table.add_column("retry bound", justify="right")
     table.add_column("prices")
     table.add_column("images")
-    for row in sorted(rows, key=lambda r: (r.model, r.suite, r.role)):
+    for row in sorted(rows, key=lambda r: (r.model, r.suite, r.role, r.variant or "")):
         table.add_row(
             row.suite,
-            row.model,
+            shown_as(row.model, row.variant),
             row.role,
             f"{row.requests:,} / {row.requests_worst:,}",
             f"{row.answered:,}",

@@ -16,6 +16,12 @@ from roadeval.tasks.shard.counts import COUNTS, Counts
 IsoTime = Annotated[datetime, PlainSerializer(datetime.isoformat, return_type=str)]
 
 
+def shown_as(model: str, variant: str | None) -> str:
+    """A model's name as tables print it: with the variant of the items when they were not
+    shown as released ("m (blind)"), so an ablation's rows never read as the model's own."""
+    return f"{model} ({variant})" if variant else model
+
+
 class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -28,10 +34,13 @@ class UnscoredMetric(_Record):
 
 
 class PairCounts(Counts):
-    """Counts, cost and errors of one suite x model."""
+    """Counts, cost and errors of one suite x model, of the items shown one way: a blind
+    ablation's requests are counted in an entry of their own (`variant` 'blind'), so a model's
+    released counts are never inflated by them, and the run's totals add both."""
 
     suite: str
     model: str
+    variant: str = ""
     error_kinds: dict[str, int] = Field(default_factory=dict)
     cost_usd: float = 0.0
     # False when some request had no known price (its cost is then a floor).
@@ -39,6 +48,11 @@ class PairCounts(Counts):
     first_error: str | None = None
     corrupt_cache_entries: list[str] = Field(default_factory=list)
     unscored_metrics: dict[str, UnscoredMetric] = Field(default_factory=dict)
+
+    @property
+    def who(self) -> str:
+        """The model, with its variant when it is not the released items ("m (blind)")."""
+        return shown_as(self.model, self.variant)
 
 
 class Totals(Counts):
@@ -126,7 +140,8 @@ class RunManifest(_Record):
     generation: list[GenerationRecord]
     # Suite x model pairs a baseline had no rule for, and how many items that left out.
     not_covered: list[dict[str, Any]]
-    # Item x model pairs the run set out to answer (its counts cover those it reached).
+    # Item x model pairs the run set out to answer (its counts cover those it reached), an
+    # ablation's included: an item asked released and blind counts twice, as it is asked twice.
     planned_items: int
     count_meanings: dict[str, str] = Field(default_factory=lambda: dict(COUNTS))
     counts: list[PairCounts]
@@ -145,6 +160,8 @@ class RunManifest(_Record):
     baseline: BaselineRecord | None = None
     # A rescore: no model was called, every answer was the store's.
     rescore: bool = False
+    # The panel's ablations (`blind`: image-bearing items asked again with black images).
+    ablations: list[str] = Field(default_factory=list)
     # Which engines drew and scored, at which addresses (None in manifests from before).
     engines: EnginesRecord | None = None
     # A finished run's compaction (None: not compacted, as a run that stopped early).

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from roadeval.storage.records import MetricRow
 from roadeval.tasks.results.aggregate import ALL, SUITE_WIDE
-from roadeval.tasks.results.manifest import PairCounts, RunManifest
+from roadeval.tasks.results.manifest import PairCounts, RunManifest, shown_as
 from roadeval.tasks.shard.counts import EVERY_METRIC
 
 
@@ -32,16 +32,17 @@ MAX_SLICE_VALUES = 20
 
 
 def metric_tables(metrics: Sequence[MetricRow]) -> list[Table]:
-    """One table per suite: rows are task x metric, columns are models."""
+    """One table per suite: rows are task x metric, columns are models (a blind ablation's a
+    column of its own, "m (blind)")."""
     tables: list[Table] = []
     suites = sorted({m.suite for m in metrics})
     for suite in suites:
         rows = [m for m in metrics if m.suite == suite and m.slice == ALL]
-        models = sorted({m.model for m in rows})
+        models = sorted({shown_as(m.model, m.variant) for m in rows})
         cells: dict[tuple[str, str], dict[str, float]] = defaultdict(dict)
         counts: dict[tuple[str, str], int] = {}
         for m in rows:
-            cells[(m.task, m.metric)][m.model] = m.value
+            cells[(m.task, m.metric)][shown_as(m.model, m.variant)] = m.value
             counts[(m.task, m.metric)] = max(counts.get((m.task, m.metric), 0), m.n)
         table = Table(title=f"{suite}: metrics per task", title_justify="left")
         table.add_column("task")
@@ -69,12 +70,12 @@ def slice_tables(metrics: Sequence[MetricRow]) -> list[Table]:
     rows = [m for m in metrics if m.slice != ALL]
     for suite in sorted({m.suite for m in rows}):
         suite_rows = [m for m in rows if m.suite == suite]
-        models = sorted({m.model for m in suite_rows})
+        models = sorted({shown_as(m.model, m.variant) for m in suite_rows})
         cells: dict[tuple[str, str, str, str], dict[str, float]] = defaultdict(dict)
         counts: dict[tuple[str, str, str, str], int] = {}
         for m in suite_rows:
             key = (m.task, m.slice, m.slice_value, m.metric)
-            cells[key][m.model] = m.value
+            cells[key][shown_as(m.model, m.variant)] = m.value
             counts[key] = max(counts.get(key, 0), m.n)
         table = Table(title=f"{suite}: per slice", title_justify="left")
         for column in ("task", "slice", "value", "metric"):
@@ -145,7 +146,7 @@ def health_table(counts: Sequence[PairCounts]) -> Table:
             cells.append(str(c.scorer_errors))
         if stopped:
             cells.append(str(c.interrupted + c.not_run))
-        table.add_row(c.suite, c.model, *cells, cost)
+        table.add_row(c.suite, c.who, *cells, cost)
     return table
 
 
@@ -156,7 +157,7 @@ def print_report(console: Console, metrics: Sequence[MetricRow], manifest: RunMa
         console.print(table)
     console.print(health_table(manifest.counts))
     for c in manifest.counts:
-        where = f"{escape(c.model)} on {escape(c.suite)}"
+        where = f"{escape(c.who)} on {escape(c.suite)}"
         if c.errors:
             kinds = ", ".join(f"{k}: {n}" for k, n in sorted(c.error_kinds.items()))
             console.print(

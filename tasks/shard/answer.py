@@ -53,6 +53,8 @@ class ItemOutcome:
     copied: StoredOutcome | None = None
     # Which of the model's independent samples of the item this is.
     sample: int = 1
+    # How the item was shown ('' as released, 'blind': `Shard.variant`).
+    variant: str = ""
 
     @property
     def responses(self) -> list[ModelCall]:
@@ -83,10 +85,13 @@ class ItemOutcome:
         return bool(self.attempts)
 
 
-async def answer_item(suite: Suite, planned: PlannedItem, asker: Asker) -> ItemOutcome:
-    """Run the asking protocol for one item; a call error ends it, never as a wrong answer."""
+async def answer_item(
+    suite: Suite, planned: PlannedItem, asker: Asker, variant: str = ""
+) -> ItemOutcome:
+    """Run the asking protocol for one item (shown as `variant`); a call error ends it, never
+    as a wrong answer."""
     item = planned.item
-    outcome = ItemOutcome(item, sample=planned.requests[0].sample)
+    outcome = ItemOutcome(item, sample=planned.requests[0].sample, variant=variant)
     for request, stored in zip(planned.requests, planned.stored, strict=True):
         # A stored answer costs nothing, so it is taken even once the run is stopping.
         call = CallOutcome([stored]) if stored is not None else await asker.ask_unanswered(request)

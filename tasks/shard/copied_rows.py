@@ -1,5 +1,5 @@
 """A rerun's copied outcomes landed again by column: the baseline's rows, taken from its Arrow
-tables by row number, with this run's id, model names and sample on them, and the answers
+tables by row number, with this run's id, model names, sample and variant on them, and the answers
 marked reused (cost 0, nothing sent). No record is made of them: a rerun of 10,000 items x 5
 models copies some 150,000 rows, and making each a record, then a Parquet row again, was most of
 the time of a rerun that asks little.
@@ -25,6 +25,7 @@ def copied_tables(
     client: ModelClient,
     judge: ModelClient | None,
     sample: int,
+    variant: str,
     now: datetime,
 ) -> dict[str, pa.Table]:
     """Per outcome table, the rows of `copied` as this run lands them (the rows `rows.py`
@@ -38,7 +39,13 @@ def copied_tables(
     for name in OUTCOME_TABLES:
         at = [row for outcome in copied for row in outcome.landed.at[name]]
         taken = tables[name].take(pa.array(at, pa.int64()))
-        mine: dict[str, Any] = {"run_id": run_id, "model": client.spec.label, "sample": sample}
+        mine: dict[str, Any] = {
+            "run_id": run_id,
+            "model": client.spec.label,
+            "sample": sample,
+            # Rows landed before variants were kept read as null: said here, as released.
+            "variant": variant,
+        }
         if name == "responses":
             taken, mine = _responses(taken, mine, client, judge, now)
         landed[name] = _set(name, taken, mine)

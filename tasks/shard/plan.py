@@ -42,6 +42,9 @@ class Shard:
     sample: int = 1
     # A rerun's shard of the items whose baseline outcomes may be copied (see `plan_shards`).
     copies: bool = False
+    # How its items are shown: '' as released, 'blind' with every image blacked out (planned
+    # over the blind renders); every row the shard lands says so (`AboutItem.variant`).
+    variant: str = ""
 
     @property
     def name(self) -> str:
@@ -144,7 +147,10 @@ def plan_item(
     if baseline is None:
         return PlannedItem(item, requests, _stored(requests, cache), len(images), text)
     answers = baseline.answers
-    outcome = answers.outcomes.get((item.item_id, shard.sample))
+    # An outcome is an item's, of one sample, shown one way: a blind answer never stands in
+    # for a released one.
+    whose = (item.item_id, shard.sample, shard.variant)
+    outcome = answers.outcomes.get(whose)
     keys = [request.key for request in requests]
     if baseline.copy_scores and outcome is not None and outcome.matches(item.content_hash, keys):
         stored = tuple(outcome.calls) + (None,) * (len(requests) - len(outcome.calls))
@@ -155,7 +161,7 @@ def plan_item(
         _stored(requests, cache, answers.stored),
         len(images),
         text,
-        baseline_scores=answers.scores.get((item.item_id, shard.sample), ()),
+        baseline_scores=answers.scores.get(whose, ()),
     )
 
 
@@ -220,6 +226,7 @@ def plan_rows(plan: ShardPlan, judge: ModelClient | None, now: datetime) -> list
             "item_id": item.item_id,
             "content_hash": item.content_hash,
             "sample": shard.sample,
+            "variant": shard.variant,
             "answer_model": client.spec.label,
             "created_at": now,
         }

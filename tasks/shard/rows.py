@@ -24,7 +24,8 @@ def _not_copied(outcome: ItemOutcome) -> None:
 
 
 def _whose(run_id: str, client: ModelClient, outcome: ItemOutcome) -> dict[str, Any]:
-    """The columns every row starts with: which run, item (and sample) and model it is about."""
+    """The columns every row starts with: which run, item (sample and variant) and model it is
+    about."""
     item = outcome.item
     return {
         "run_id": run_id,
@@ -34,6 +35,7 @@ def _whose(run_id: str, client: ModelClient, outcome: ItemOutcome) -> dict[str, 
         "content_hash": item.content_hash,
         "model": client.spec.label,
         "sample": outcome.sample,
+        "variant": outcome.variant,
     }
 
 

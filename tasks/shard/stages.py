@@ -41,6 +41,8 @@ class ShardResult:
     model: str
     # The shard's landing name (`Shard.name`).
     shard: str = ""
+    # How its items were shown ('' as released, 'blind'): counted apart in the manifest.
+    variant: str = ""
     scored: list[ScoredItem] = field(default_factory=list)
     counts: Counter[str] = field(default_factory=new_counts)
     cost_usd: float = 0.0
@@ -56,7 +58,12 @@ class ShardResult:
     def not_landed(cls, shard: Shard) -> ShardResult:
         """A shard that did not land (its landing failed, or a stage raised before it): its
         items are the run's, with nothing of theirs in the store."""
-        result = cls(suite=shard.suite.name, model=shard.client.spec.label, shard=shard.name)
+        result = cls(
+            suite=shard.suite.name,
+            model=shard.client.spec.label,
+            shard=shard.name,
+            variant=shard.variant,
+        )
         n = len(shard.items)
         result.counts.update(items=n, not_run=n, not_landed=n)
         return result
@@ -83,14 +90,18 @@ def run_shard(
     fresh = [planned for planned in plan.items if planned.reused is None]
 
     async def _stages() -> list[ItemOutcome]:
-        outcomes = list(await asyncio.gather(*(answer_item(shard.suite, p, asker) for p in fresh)))
+        outcomes = list(
+            await asyncio.gather(
+                *(answer_item(shard.suite, p, asker, shard.variant) for p in fresh)
+            )
+        )
         errors = ScorerErrors(shard.client.spec.label, shard.client.redact)
         await score_all(shard.suite, outcomes, judge_asker, errors, remote)
         return outcomes
 
     answered = iter(run_on_gateway(_stages()) if fresh else [])
     outcomes = [
-        copied_outcome(planned) if planned.reused is not None else next(answered)
+        copied_outcome(planned, shard.variant) if planned.reused is not None else next(answered)
         for planned in plan.items
     ]
     _land(plan, store, outcomes, judge if judged else None)
@@ -127,7 +138,7 @@ def _land(
             moved.extend(score_changes(run_id, plan.baseline_run_id, planned.baseline_scores, rows))
     if not responses and not copied:
         return
-    again = copied_tables(copied, run_id, client, judge, shard.sample, now)
+    again = copied_tables(copied, run_id, client, judge, shard.sample, shard.variant, now)
     try:
         land(
             store,
@@ -144,13 +155,14 @@ def _land(
         raise StoreError(describe_store_error(store.uri, exc)) from exc
 
 
-def copied_outcome(planned: PlannedItem) -> ItemOutcome:
-    """The baseline's outcome of an item, as this run's: its answers reused (cached, cost
-    nothing), its parses read back, its score rows to be copied as they are."""
+def copied_outcome(planned: PlannedItem, variant: str = "") -> ItemOutcome:
+    """The baseline's outcome of an item (shown as `variant`), as this run's: its answers
+    reused (cached, cost nothing), its parses read back, its score rows to be copied as they
+    are."""
     stored = planned.reused
     assert stored is not None
     parses = {row.attempt: row for row in stored.parses}
-    outcome = ItemOutcome(planned.item, sample=planned.requests[0].sample)
+    outcome = ItemOutcome(planned.item, sample=planned.requests[0].sample, variant=variant)
     outcome.attempts = [
         Attempt([call], parsed_answer(parses[call.attempt]) if call.attempt in parses else None)
         for call in stored.calls
@@ -172,7 +184,12 @@ def copied_outcome(planned: PlannedItem) -> ItemOutcome:
 
 def summarise(shard: Shard, outcomes: list[ItemOutcome]) -> ShardResult:
     """The shard's counts, cost and scored items, from the same outcomes that were landed."""
-    result = ShardResult(suite=shard.suite.name, model=shard.client.spec.label, shard=shard.name)
+    result = ShardResult(
+        suite=shard.suite.name,
+        model=shard.client.spec.label,
+        shard=shard.name,
+        variant=shard.variant,
+    )
     counts = result.counts
     counts["items"] = len(outcomes)
     for outcome in outcomes:

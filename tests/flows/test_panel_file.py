@@ -212,3 +212,19 @@ def test_empty_store_and_source_are_refused(tmp_path: Path) -> None:
     path.write_text("suites: [{name: trip, source: '  '}]\n" + models)
     with pytest.raises(PanelError, match=r"suites\[0\] \(trip\)\.source: is empty"):
         load_panel(path)
+
+
+def test_ablations_are_known_names_each_given_once(tmp_path: Path) -> None:
+    base = "suites: [{name: trip, demo: true}]\nmodels: [{model: roadeval/random}]\n"
+    (tmp_path / "p.yaml").write_text(base + "ablations: [blind]\n")
+    assert load_panel(tmp_path / "p.yaml").ablations == ["blind"]
+    (tmp_path / "p.yaml").write_text(base)
+    assert load_panel(tmp_path / "p.yaml").ablations == []
+    (tmp_path / "p.yaml").write_text(base + "ablations: [blind, mute]\n")
+    with pytest.raises(
+        PanelError, match=r"p.yaml: ablations: unknown ablation 'mute'; known: blind"
+    ):
+        load_panel(tmp_path / "p.yaml")
+    (tmp_path / "p.yaml").write_text(base + "ablations: [blind, blind]\n")
+    with pytest.raises(PanelError, match=r"p.yaml: ablations: .*repeated: blind"):
+        load_panel(tmp_path / "p.yaml")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from roadeval.storage.records import MetricRow, ScoreRow
 from roadeval.tasks.rerun.deltas import metric_deltas, score_changes
 
@@ -60,3 +62,22 @@ def test_metric_deltas_match_metrics_and_leave_models_out_of_the_rerun_alone() -
     )
     assert (rows["new"].baseline_value, rows["new"].delta) == (None, None)
     assert all(row.model == "m" for row in rows.values())
+
+
+def test_a_blind_metric_moves_against_the_baseline_blind_one_only() -> None:
+    old = [_metric("a", "m", "*", 0.5), replace(_metric("a", "m", "*", 0.25), variant="blind")]
+    new = [_metric("b", "m", "*", 0.5), replace(_metric("b", "m", "*", 0.5), variant="blind")]
+    rows = {row.variant: row for row in metric_deltas("b", "a", old, new, [("s", "m")])}
+    assert set(rows) == {"", "blind"}
+    assert rows[""].delta == 0.0 and rows["blind"].delta == 0.25
+    # Rows landed before variants were kept (null) are the released ones.
+    legacy = [replace(_metric("a", "m", "*", 0.5), variant=None)]  # type: ignore[arg-type]
+    [row] = metric_deltas("b", "a", legacy, new[:1], [("s", "m")])
+    assert (row.variant, row.delta) == ("", 0.0)
+
+
+def test_a_score_change_says_its_variant() -> None:
+    old = [replace(_score("a", "correct", 1.0), variant="blind")]
+    new = [replace(_score("b", "correct", 0.0), variant="blind")]
+    [row] = score_changes("b", "a", old, new)
+    assert row.variant == "blind" and row.flipped
