@@ -178,7 +178,7 @@ def timed(command: list[str], env: dict[str, str], cwd: Path) -> tuple[float, st
 def queries(store_uri: str, first: str) -> list[tuple[str, list[str]]]:
     roadeval = str(Path(sys.executable).parent / "roadeval")
     return [
-        ("runs", [roadeval, "query", "--store", store_uri, "-f", "csv", "select count(*) from runs"]),
+        ("runs", [roadeval, "query", "--store", store_uri, "-f", "csv", "select count(*) from runs"]),  # noqa: E501
         (
             "one run's scores",
             [
@@ -205,7 +205,8 @@ def local(work: Path, runs: int, shards: int) -> None:
                 wall, out = timed(command, env, work)
                 walls.append(wall)
             results[f"{label}: {name}"] = walls
-            print(f"[local] {label:8} {name:18} {statistics.median(walls):7.2f} s   {out.strip()!r}")
+            median = statistics.median(walls)
+            print(f"[local] {label:8} {name:18} {median:7.2f} s   {out.strip()!r}")
     help_wall = statistics.median(
         timed([str(Path(sys.executable).parent / "roadeval"), "--help"], env, work)[0]
         for _ in range(3)
