@@ -1,20 +1,21 @@
 """The index of landed parts: what readers see, loaded in a few requests however large the store.
 
 Every landing appends one entry, its name and parts (and for a compaction the parts it
-replaces), under the next number: `index/log/<n>.json`, taken with a conditional create, so
-numbers are dense and in the order the landings were published. Entries are folded as they
-accumulate, by the writer that took the number: every `SEGMENT` into a segment
-(`index/segments/<n>.parquet`: the entries after the segment before), every `SNAPSHOT` into a
-snapshot of every visible part up to `n` (`index/snapshots/<n>.parquet`). A reader lists `index/`
-once and reads the newest snapshot, the segments after it and the entries after them: while
-folding keeps up, one snapshot and at most 30 small objects.
+replaces), under the next number: `index/log/<n // 4096>/<n>.json`, taken with a conditional
+create, so numbers are dense and in the order the landings were published. Entries are never
+removed: a writer whose idea of the next number is stale only collides and moves on, and can
+never take a number that was used. They are folded as they accumulate, by the writer that took
+the number: every `SEGMENT` into a segment (`index/segments/<n>.parquet`: the entries after the
+segment before), every `SNAPSHOT` into a snapshot of every visible part up to `n`
+(`index/snapshots/<n>.parquet`). A reader lists the snapshots, then the segments and the entries
+after the newest (listings that start after a key, which never page through the past), and
+reads them: while folding keeps up, one snapshot and at most 30 small objects.
 
-Folded entries and segments are removed one snapshot later, so a reader that listed just before
-a fold still finds what it listed; one that finds a gap (a fold removed what it was about to
-read) lists again. A folder, or an S3 endpoint that takes conditional writes, keeps an index; one
-that refuses them gets `index/unindexed`, and readers list its parts, as they do for a store
-written before the index existed (markers and parts, no `index/`: its first new landing
-snapshots what a listing shows, as number 0).
+Segments and snapshots are removed one snapshot later, so a reader that listed just before a fold
+still finds what it listed (one that does not, lists again). A folder, or an S3 endpoint that
+takes conditional writes, keeps an index; one that refuses them gets `index/snapshots/unindexed`,
+and readers list its parts, as they do for a store written before the index existed (markers and
+parts, no `index/`: its first new landing snapshots what a listing shows, as number 0).
 """
 
 from __future__ import annotations
@@ -42,7 +43,9 @@ INDEX = "index/"
 LOG = "index/log/"
 SEGMENTS = "index/segments/"
 SNAPSHOTS = "index/snapshots/"
-UNINDEXED = "index/unindexed"
+UNINDEXED = "index/snapshots/unindexed"
+# Entries per folder of the log (a folder store's listing walks only the folders it needs).
+_LOG_GROUP = 4096
 # Entries per segment, and per snapshot (a multiple of SEGMENT).
 SEGMENT = 16
 SNAPSHOT = 256
@@ -110,6 +113,10 @@ def _number_key(folder: str, number: int, suffix: str) -> str:
     return f"{folder}{number:0{_DIGITS}d}{suffix}"
 
 
+def _entry_key(number: int) -> str:
+    return f"{LOG}{number // _LOG_GROUP:08d}/{number:0{_DIGITS}d}.json"
+
+
 def _number_of(key: str) -> int | None:
     stem = key.rsplit("/", 1)[-1].split(".", 1)[0]
     return int(stem) if stem.isdigit() else None
@@ -166,6 +173,40 @@ def _decode(data: bytes) -> pa.Table:
     return pq.ParquetFile(pa.BufferReader(data)).read().cast(ROWS)
 
 
+@dataclass(frozen=True)
+class _Listing:
+    """What the index's listings showed: every snapshot, the newest (`base`, under a bound if
+    asked; None: none), and the segments and entries after it."""
+
+    snapshots: list[int]
+    base: int | None
+    segments: list[int]
+    entries: list[int]
+
+    @property
+    def empty(self) -> bool:
+        return self.base is None and not self.entries
+
+    @property
+    def top(self) -> int:
+        return max([self.base or 0, *self.segments, *self.entries])
+
+    def plan(self, upto: int | None = None) -> list[tuple[str, int]] | None:
+        """What to read for everything up to `upto` (or all): the snapshot, the chain of
+        segments after it, the entries after them. None when the entries are not dense."""
+        plan: list[tuple[str, int]] = [] if self.base is None else [("snapshot", self.base)]
+        done = self.base or 0
+        segments = set(self.segments)
+        while done + SEGMENT in segments and (upto is None or done + SEGMENT < upto):
+            done += SEGMENT
+            plan.append(("segment", done))
+        entries = [n for n in self.entries if n > done and (upto is None or n <= upto)]
+        last = upto if upto is not None else max(entries, default=done)
+        if entries != list(range(done + 1, last + 1)):
+            return None
+        return plan + [("entry", n) for n in entries]
+
+
 class IndexChanging(RuntimeError):
     """The index kept changing under a reader (a fold retired what it listed, again and again)."""
 
@@ -203,7 +244,7 @@ class PartIndex:
                 if number is None:
                     return None
             try:
-                taken = self.store.create(_number_key(LOG, number, ".json"), body)
+                taken = self.store.create(_entry_key(number), body)
             except ConditionalWritesUnsupported:
                 log.warning(
                     "store %s refuses conditional writes: it keeps no part index, and its "
@@ -222,16 +263,15 @@ class PartIndex:
                     self._next.pop(uri, None)  # others land fast: start from the top again
 
     def _discover(self) -> int | None:
-        """The next free number, from a listing (None: the store keeps no index). A store with
-        landings and no index yet gets its snapshot 0 from a listing first."""
-        listed = self.store.list(INDEX)
-        if UNINDEXED in listed:
+        """The next free number (None: the store keeps no index). A store with landings and no
+        index yet gets its snapshot 0 from a listing first."""
+        listing = self._listing()
+        if listing is None:
             return None
-        numbers = [n for k in listed if (n := _number_of(k)) is not None]
-        if not numbers and self.store.list_entries("landings/", limit=1).entries:
+        landed_before = listing.empty and not listing.segments
+        if landed_before and self.store.list_entries("landings/", limit=1).entries:
             self._bootstrap()
-            return 1
-        return max(numbers, default=0) + 1
+        return listing.top + 1
 
     def _bootstrap(self) -> None:
         """Snapshot 0: what a store written before the index shows (a listing of its markers'
@@ -248,73 +288,69 @@ class PartIndex:
 
     def _fold(self, number: int) -> None:
         """Fold the entries up to `number`: into a segment, or at a snapshot's number into a
-        snapshot of everything, then retire what the snapshot before had folded."""
+        snapshot of everything, then retire the segments and snapshots the one before holds."""
         if number % SNAPSHOT:
             entries = self._read([("entry", n) for n in range(number - SEGMENT + 1, number + 1)])
             self.store.put(_number_key(SEGMENTS, number, ".parquet"), _encode(entries))
             return
-        listed = self.store.list(INDEX)
-        base = max((n for n in _numbers(listed, SNAPSHOTS) if n < number), default=None)
-        plan = self._plan(listed, base, upto=number)
-        if plan is None:
-            # Not expected (numbers are dense, and only older entries are retired): the next
-            # snapshot's writer folds these entries instead; readers read them meanwhile.
+        listing = self._listing(below=number)
+        plan = None if listing is None else listing.plan(upto=number)
+        if listing is None or plan is None:
+            # Not expected (numbers are dense and entries stay): the next snapshot's writer
+            # folds these entries instead; readers read them meanwhile.
             log.warning(
                 "store %s: part index entries before %d are missing", self.store.uri, number
             )
             return
         self.store.put(_number_key(SNAPSHOTS, number, ".parquet"), _encode(self._visible(plan)))
-        if base:
-            self._retire(listed, base)
-
-    def _retire(self, listed: list[str], base: int) -> None:
-        """Remove what snapshot `base` holds: its entries and segments, older snapshots."""
-        stale = [
-            key
-            for key in listed
-            if (n := _number_of(key)) is not None
-            and (n < base if key.startswith(SNAPSHOTS) else n <= base)
-        ]
-        self.store.delete_many(stale)
+        if listing.base:
+            # Segments up to the snapshot before: the listing above started after it.
+            stale = [
+                key
+                for key in self.store.list(SEGMENTS)
+                if (n := _number_of(key)) is not None and n <= listing.base
+            ]
+            stale += [
+                _number_key(SNAPSHOTS, n, ".parquet") for n in listing.snapshots if n < listing.base
+            ]
+            self.store.delete_many(stale)
 
     # -- reading --
+
+    def _listing(self, below: int | None = None) -> _Listing | None:
+        """Every snapshot, the newest (below `below` if given), and the segments and entries
+        after it: three listings. None: the store keeps no index."""
+        listed = self.store.list(SNAPSHOTS)
+        if UNINDEXED in listed:
+            return None
+        snapshots = _numbers(listed, SNAPSHOTS)
+        base = max((n for n in snapshots if below is None or n < below), default=None)
+        after = -1 if base is None else base
+
+        def numbers(folder: str, start: str) -> list[int]:
+            listed = self.store.list_entries(folder, start_after=start).entries
+            return _numbers((entry.key for entry in listed), folder)
+
+        segments = numbers(SEGMENTS, _number_key(SEGMENTS, after, ".parquet"))
+        entries = numbers(LOG, _entry_key(max(after, 0)))
+        return _Listing(snapshots, base, segments, [n for n in entries if n > after])
 
     def load(self) -> IndexView | None:
         """Every visible part, from the newest snapshot, the segments after it and the
         entries after them; None when the store keeps no index (list its parts instead)."""
         for _ in range(8):
-            listed = self.store.list(INDEX)
-            if UNINDEXED in listed or not listed:
+            listing = self._listing()
+            if listing is None or listing.empty:
                 return None
-            snapshots = _numbers(listed, SNAPSHOTS)
-            base = snapshots[-1] if snapshots else None
-            plan = self._plan(listed, base)
+            plan = listing.plan()
             if plan is None:
-                continue  # a fold retired entries this listing saw: list again
+                continue  # an entry was being written as it was listed: list again
             try:
                 rows = self._visible(plan)
             except FileNotFoundError:
                 continue  # retired since listed: list again
-            return IndexView(rows, 1 + len(plan))
+            return IndexView(rows, 3 + len(plan))
         raise IndexChanging(f"store {self.store.uri}: its part index kept changing while read")
-
-    def _plan(
-        self, listed: list[str], base: int | None, upto: int | None = None
-    ) -> list[tuple[str, int]] | None:
-        """What to read for everything up to `upto` (or all): snapshot `base`, the chain of
-        segments after it, the entries after them. None when entries are missing (retired
-        since the snapshot this listing did not see)."""
-        plan: list[tuple[str, int]] = [] if base is None else [("snapshot", base)]
-        done = base or 0
-        segments = set(_numbers(listed, SEGMENTS))
-        while done + SEGMENT in segments and (upto is None or done + SEGMENT < upto):
-            done += SEGMENT
-            plan.append(("segment", done))
-        entries = [n for n in _numbers(listed, LOG) if n > done and (upto is None or n <= upto)]
-        last = upto if upto is not None else max(entries, default=done)
-        if entries != list(range(done + 1, last + 1)):
-            return None
-        return plan + [("entry", n) for n in entries]
 
     def _visible(self, plan: list[tuple[str, int]]) -> pa.Table:
         tables = self._read_each(plan)
@@ -331,7 +367,7 @@ class PartIndex:
         def read(step: tuple[str, int]) -> pa.Table:
             kind, number = step
             if kind == "entry":
-                body = json.loads(self.store.get(_number_key(LOG, number, ".json")))
+                body = json.loads(self.store.get(_entry_key(number)))
                 parts = [(t, k, f) for t, k, f in body["parts"]]
                 return entry_rows(number, body["name"], parts, body.get("replaces", []))
             folder = SNAPSHOTS if kind == "snapshot" else SEGMENTS

@@ -47,13 +47,15 @@ def test_every_landing_is_visible_through_a_few_objects(tmp_path: Path) -> None:
     assert view is not None
     assert view.keys("scores") == listed_parts(store)["scores"]
     assert len(view.keys("scores")) == total
-    # The newest snapshot, three segments, five entries, and the listing.
-    assert view.requests == 1 + 1 + 3 + 5
-    # The snapshot before the newest and what it folded are retired; the newest's are kept
-    # for readers that listed before it.
+    # Three listings, the newest snapshot, three segments and five entries.
+    assert view.requests == 3 + 1 + 3 + 5
+    # The snapshot before the newest and the segments it folded are retired; the newest's
+    # are kept for readers that listed before it; entries all stay.
     snapshots = [part_index._number_of(k) for k in _index_keys(store, SNAPSHOTS)]
     assert snapshots == [SNAPSHOT, 2 * SNAPSHOT]
-    assert min(part_index._number_of(k) or 0 for k in _index_keys(store, LOG)) == SNAPSHOT + 1
+    segments = [part_index._number_of(k) or 0 for k in _index_keys(store, SEGMENTS)]
+    assert min(segments) == SNAPSHOT + SEGMENT
+    assert len(_index_keys(store, LOG)) == total
 
 
 def test_a_query_names_the_runs_it_needs(tmp_path: Path) -> None:
@@ -112,6 +114,21 @@ def test_another_process_starts_from_the_top(tmp_path: Path) -> None:
     assert numbers == [1, 2, 3, 4, 5, 6]
 
 
+def test_a_writer_whose_next_number_is_long_past_loses_nothing(tmp_path: Path) -> None:
+    """A process that took a number, then slept while others landed past two snapshots (whose
+    folds retire what they hold), lands its next entry above all of them, where readers see it."""
+    store = LocalStore(tmp_path)
+    _land(store, 0)
+    stale = PartIndex._next[store.uri]
+    for n in range(1, 2 * SNAPSHOT + 40):
+        _land(store, n)
+    PartIndex._next[store.uri] = stale  # as that process still believes
+    _land(store, 99_999)
+    view = PartIndex(store).load()
+    assert view is not None and len(view.keys("scores")) == 2 * SNAPSHOT + 41
+    assert any("99999" in key for key in view.keys("scores"))
+
+
 def test_a_store_written_before_the_index_is_snapshotted_by_its_first_new_landing(
     tmp_path: Path,
 ) -> None:
@@ -152,12 +169,13 @@ def test_a_reader_that_lists_before_a_fold_lists_again(tmp_path: Path) -> None:
     for n in range(SNAPSHOT + 2):
         _land(store, n)
     reader = PartIndex(store)
-    listed = store.list("index/")
+    listing = reader._listing()
     for n in range(SNAPSHOT + 2, 3 * SNAPSHOT):
-        _land(store, n)  # the fold at 3 x SNAPSHOT retires what `listed` names
-    assert reader._plan(listed, SNAPSHOT) is not None  # it was a full plan when listed...
+        _land(store, n)  # the fold at 3 x SNAPSHOT retires the snapshot `listing` names
+    assert listing is not None and listing.base == SNAPSHOT
+    plan = listing.plan()
+    assert plan is not None  # it was a full plan when listed...
     with pytest.raises(FileNotFoundError):
-        reader._visible(reader._plan(listed, SNAPSHOT) or [])  # ...whose objects are gone
+        reader._visible(plan)  # ...whose snapshot is gone
     view = reader.load()  # lists again
     assert view is not None and len(view.keys("scores")) == 3 * SNAPSHOT
-    assert not [k for k in store.list(SEGMENTS) if (part_index._number_of(k) or 0) <= SNAPSHOT]
