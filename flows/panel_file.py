@@ -19,6 +19,7 @@ from roadeval.benchmarks.errors import BadItemPolicy, UnknownFieldPolicy
 from roadeval.storage.store import store_uri_problem
 from roadeval.tasks.render.cluster import RenderConfig, RenderEngine, dask_address_problem
 from roadeval.tasks.requests.model_spec import JudgeSpec, ModelSpec
+from roadeval.tasks.results.intervals import IntervalSettings
 from roadeval.tasks.shard.remote_scoring import (
     ScoringConfig,
     ScoringEngine,
@@ -75,6 +76,8 @@ class Panel(BaseModel):
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)
     # Where drawing (point-cloud views) runs: Dask by default.
     render: RenderConfig = Field(default_factory=RenderConfig)
+    # The headline metrics' intervals and paired differences: resamples and seed.
+    intervals: IntervalSettings = Field(default_factory=IntervalSettings)
     # Where relative sources are resolved; set from the file's folder when loaded from a file.
     base_dir: str = "."
 

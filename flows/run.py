@@ -41,8 +41,9 @@ from roadeval.tasks.calls.secrets import Redactor, install_log_redaction, remove
 from roadeval.tasks.calls.stopping import StopReason, StopSignal
 from roadeval.tasks.results.aggregate import aggregate
 from roadeval.tasks.results.items import land_items
-from roadeval.tasks.results.manifest import CompactionRecord, RunManifest
+from roadeval.tasks.results.manifest import CompactionRecord, IntervalsRecord, RunManifest
 from roadeval.tasks.results.suite_tables import suite_table_parts
+from roadeval.tasks.results.uncertainty import run_intervals
 from roadeval.tasks.shard.plan import ShardPlan
 from roadeval.tasks.shard.remote_scoring import RemoteScoring, ScoringEngine
 from roadeval.tasks.shard.stages import ShardResult
@@ -188,6 +189,7 @@ class _Run:
         self.log.started(self.context, self.inputs)
         results: list[ShardResult] = []
         metrics: list[MetricRow] | None = None
+        intervals: IntervalsRecord | None = None
         failure: BaseException | None = None
         try:
             results, failure = self._stages()
@@ -197,11 +199,12 @@ class _Run:
                 return self._logged(self.summary(key, [], manifest, [], RunStatus.PLANNED))
             if failure is None and not self.engines.stop.requested:
                 # Metrics only from a whole run: a stopped run's would describe a subset.
-                metrics = self._land_metrics(results)
+                metrics, intervals = self._land_metrics(results)
         except Exception as exc:
             failure = exc
         if metrics is not None:
             manifest = self.manifest(results, datetime.now(UTC))
+            manifest.intervals = intervals
             manifest.compaction = self._compact()
             try:
                 key = record.end(RunStatus.FINISHED, manifest)
@@ -451,7 +454,9 @@ class _Run:
         cache = ResponseCache(self.context.store)
         return worst_case_left(self.plans, cache, judge_spec, self.context.run_id)
 
-    def _land_metrics(self, results: list[ShardResult]) -> list[MetricRow]:
+    def _land_metrics(self, results: list[ShardResult]) -> tuple[list[MetricRow], IntervalsRecord]:
+        """The run's metrics, their headline intervals and the pairs' differences, the metric
+        deltas against the baseline and the suites' own tables, in one landing."""
         by_pair: dict[tuple[str, str], list[Any]] = {}
         for result in results:
             by_pair.setdefault((result.suite, result.model), []).extend(result.scored)
@@ -462,12 +467,20 @@ class _Run:
         for (suite_name, model), scored in sorted(by_pair.items()):
             metrics.extend(aggregate(suites[suite_name], model, self.context.run_id, scored))
             extra.extend(suite_table_parts(suites[suite_name], model, self.context.run_id, scored))
+        metrics, pairs, intervals = run_intervals(
+            suites, by_pair, metrics, self.context.panel.intervals, self.context.run_id
+        )
         deltas = metric_deltas_against(
             self.context.store, self.inputs.baseline, self.context.run_id, metrics, list(by_pair)
         )
         land(
             self.context.store,
             f"{self.context.run_id}-metrics",
-            [Part("metrics", metrics), Part("metric_deltas", deltas), *extra],
+            [
+                Part("metrics", metrics),
+                Part("metric_pairs", pairs),
+                Part("metric_deltas", deltas),
+                *extra,
+            ],
         )
-        return metrics
+        return metrics, intervals
