@@ -72,14 +72,20 @@ def _by_distinct_rows(
     resamples: int,
     rng: np.random.Generator,
 ) -> Array:
-    """Counts of each distinct row, multinomial within each stratum, times the rows' values."""
-    counts = np.zeros((resamples, len(values)))
-    for stratum in np.unique(row_strata):
-        members = np.flatnonzero(row_strata == stratum)
-        size = multiplicity[members]
-        total = int(size.sum())
-        counts[:, members] = rng.multinomial(total, size / total, size=resamples)
-    return counts @ values
+    """Counts of each distinct row, multinomial within each stratum, times the rows' values,
+    block by block."""
+    groups = [np.flatnonzero(row_strata == stratum) for stratum in np.unique(row_strata)]
+    block = max(1, BLOCK_CELLS // len(values))
+    sums = np.empty((resamples, values.shape[1]))
+    for first in range(0, resamples, block):
+        rows = min(block, resamples - first)
+        counts = np.zeros((rows, len(values)))
+        for members in groups:
+            size = multiplicity[members]
+            total = int(size.sum())
+            counts[:, members] = rng.multinomial(total, size / total, size=rows)
+        sums[first : first + rows] = counts @ values
+    return sums
 
 
 def _by_item(

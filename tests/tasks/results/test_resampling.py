@@ -76,11 +76,10 @@ def test_the_same_generator_state_gives_the_same_draw(path: str) -> None:
     assert all(np.array_equal(a, b) for a, b in zip(once, again, strict=True))
 
 
-def test_the_item_by_item_draw_works_block_by_block(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_draws_work_block_by_block(path: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Resamples drawn a few at a time (so memory stays bounded) still draw every item."""
     matrices, strata = _data()
-    monkeypatch.setattr(resampling, "ROWS_PER_ITEM", 0.0)
-    monkeypatch.setattr(resampling, "BLOCK_CELLS", N * 7)
+    monkeypatch.setattr(resampling, "BLOCK_CELLS", 7)
     blocks = resampled_sums(matrices, strata, 50, np.random.default_rng(5))
     assert all((sums[:, 1] == N).all() for sums in blocks)
     assert blocks[0][:, 0].std() > 0
