@@ -10,7 +10,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self
 
 from roadeval.benchmarks.drawing import DrawJob
 from roadeval.benchmarks.errors import BadItemPolicy
@@ -28,6 +28,10 @@ from roadeval.benchmarks.messages import ImageRef, Message, encode_messages
 from roadeval.benchmarks.output import ModelOutput
 from roadeval.benchmarks.quality_report import QualityReport
 
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
 __all__ = [
     "GroupValue",
     "Headline",
@@ -37,7 +41,9 @@ __all__ = [
     "ParsedAnswer",
     "PredictionsRequest",
     "ScoredItem",
+    "Statistic",
     "Suite",
+    "Verdicts",
 ]
 
 
@@ -139,14 +145,54 @@ def shipped_images(images: Mapping[str, tuple[ImageRef, ...]]) -> Iterator[None]
 
 
 @dataclass(frozen=True)
+class Verdicts:
+    """A metric that is a share of 0/1 verdicts: `successes` of `trials`, times `scale` (100
+    for a percentage); its interval is then a binomial one, not a bootstrap."""
+
+    successes: int
+    trials: int
+    scale: float = 1.0
+
+
+class Statistic(Protocol):
+    """A headline metric recomputed from sums over items, for its confidence interval: each
+    item gives a row of numbers (`columns`) and the metric is a function of the column sums
+    (`value`), so a bootstrap resample of items is a weighted sum and every resample is
+    computed at once. Stateless: the column layout says all `value` needs (see
+    `benchmarks.headline_stats` for the common ones)."""
+
+    @property
+    def strata(self) -> tuple[str, ...]:
+        """Item labels whose groups keep their sizes in every resample (the groups a metric
+        compares, as TRIP's penalties); rows over several tasks resample within each task."""
+        ...
+
+    def columns(self, scored: Sequence[ScoredItem]) -> NDArray[np.float64] | None:
+        """One row per item (in `scored`'s order); None when the metric is undefined here."""
+        ...
+
+    def value(self, sums: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The metric from column sums, one resample per row: (resamples, k) -> (resamples,)."""
+        ...
+
+    def verdicts(self, sums: NDArray[np.float64]) -> Verdicts | None:
+        """From the sums over all items: the verdicts when the metric is a share of 0/1
+        verdicts, else None."""
+        ...
+
+
+@dataclass(frozen=True)
 class Headline:
     """A number a suite's leaderboard leads with, as its release reports it: `metric` of the
     suite-wide rows (`task` '*') or of every task whose rows have it (`task` ''), and which way
-    is better (None: neither, e.g. a penalty that describes a gap between slices)."""
+    is better (None: neither, e.g. a penalty that describes a gap between slices). `statistic`
+    recomputes it over resampled items for its 95% interval and paired differences (None: it
+    lands without an interval)."""
 
     metric: str
     task: str = "*"
     better: str | None = "higher"
+    statistic: Statistic | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.better not in ("higher", "lower", None):

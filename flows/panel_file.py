@@ -20,6 +20,7 @@ from roadeval.storage.store import store_uri_problem
 from roadeval.tasks.render.blind import ABLATIONS
 from roadeval.tasks.render.cluster import RenderConfig, RenderEngine, dask_address_problem
 from roadeval.tasks.requests.model_spec import JudgeSpec, ModelSpec
+from roadeval.tasks.results.intervals import IntervalSettings
 from roadeval.tasks.shard.remote_scoring import (
     ScoringConfig,
     ScoringEngine,
@@ -79,6 +80,8 @@ class Panel(BaseModel):
     # Ablations run beside the released items: `blind` asks every image-bearing item again
     # with each image replaced by a black one of its size (rows under variant 'blind').
     ablations: list[str] = Field(default_factory=list)
+    # The headline metrics' intervals and paired differences: resamples and seed.
+    intervals: IntervalSettings = Field(default_factory=IntervalSettings)
     # Where relative sources are resolved; set from the file's folder when loaded from a file.
     base_dir: str = "."
 

@@ -31,7 +31,7 @@ from roadeval.flows.run_summary import BudgetState, RunStopped, RunSummary
 from roadeval.flows.stages import ANSWER_SHARD, PLAN_SHARD, land_plan
 from roadeval.flows.suites import LoadedSuite
 from roadeval.storage.landing import Part, land
-from roadeval.storage.records import MetricRow
+from roadeval.storage.records import MetricPairRow, MetricRow
 from roadeval.storage.store import Store, StoreError, describe_store_error
 from roadeval.tasks.cache.responses import ResponseCache
 from roadeval.tasks.calls.budget import OUT_OF_BUDGET, Budget
@@ -41,8 +41,14 @@ from roadeval.tasks.calls.secrets import Redactor, install_log_redaction, remove
 from roadeval.tasks.calls.stopping import StopReason, StopSignal
 from roadeval.tasks.results.aggregate import aggregate
 from roadeval.tasks.results.items import land_items
-from roadeval.tasks.results.manifest import CompactionRecord, RunManifest, shown_as
+from roadeval.tasks.results.manifest import (
+    CompactionRecord,
+    IntervalsRecord,
+    RunManifest,
+    shown_as,
+)
 from roadeval.tasks.results.suite_tables import suite_table_parts
+from roadeval.tasks.results.uncertainty import run_intervals
 from roadeval.tasks.shard.plan import ShardPlan
 from roadeval.tasks.shard.remote_scoring import RemoteScoring, ScoringEngine
 from roadeval.tasks.shard.stages import ShardResult
@@ -190,6 +196,7 @@ class _Run:
         self.log.started(self.context, self.inputs)
         results: list[ShardResult] = []
         metrics: list[MetricRow] | None = None
+        intervals: IntervalsRecord | None = None
         failure: BaseException | None = None
         try:
             results, failure = self._stages()
@@ -199,11 +206,12 @@ class _Run:
                 return self._logged(self.summary(key, [], manifest, [], RunStatus.PLANNED))
             if failure is None and not self.engines.stop.requested:
                 # Metrics only from a whole run: a stopped run's would describe a subset.
-                metrics = self._land_metrics(results)
+                metrics, intervals = self._land_metrics(results)
         except Exception as exc:
             failure = exc
         if metrics is not None:
             manifest = self.manifest(results, datetime.now(UTC))
+            manifest.intervals = intervals
             manifest.compaction = self._compact()
             try:
                 key = record.end(RunStatus.FINISHED, manifest)
@@ -454,9 +462,11 @@ class _Run:
         cache = ResponseCache(self.context.store)
         return worst_case_left(self.plans, cache, judge_spec, self.context.run_id)
 
-    def _land_metrics(self, results: list[ShardResult]) -> list[MetricRow]:
-        """Metrics per suite x model x variant (a blind ablation's never mixed into the
-        released items'), their deltas against the baseline, and the suites' own tables."""
+    def _land_metrics(self, results: list[ShardResult]) -> tuple[list[MetricRow], IntervalsRecord]:
+        """The run's metrics per suite x model x variant (a blind ablation's never mixed into
+        the released items'), their headline intervals and the pairs' differences (per
+        variant), the metric deltas against the baseline and the suites' own tables, in one
+        landing."""
         by_pair: dict[tuple[str, str, str], list[Any]] = {}
         for result in results:
             key = (result.suite, result.model, result.variant)
@@ -471,13 +481,54 @@ class _Run:
             metrics.extend(aggregate(suites[suite_name], model, run_id, scored, variant))
             if not variant:
                 extra.extend(suite_table_parts(suites[suite_name], model, run_id, scored))
-        pairs = sorted({(suite, model) for suite, model, _ in by_pair})
+        metrics, pairs, intervals = self._intervals(suites, by_pair, metrics)
         deltas = metric_deltas_against(
-            self.context.store, self.inputs.baseline, run_id, metrics, pairs
+            self.context.store,
+            self.inputs.baseline,
+            run_id,
+            metrics,
+            sorted({(suite, model) for suite, model, _ in by_pair}),
         )
         land(
             self.context.store,
             f"{self.context.run_id}-metrics",
-            [Part("metrics", metrics), Part("metric_deltas", deltas), *extra],
+            [
+                Part("metrics", metrics),
+                Part("metric_pairs", pairs),
+                Part("metric_deltas", deltas),
+                *extra,
+            ],
         )
-        return metrics
+        return metrics, intervals
+
+    def _intervals(
+        self,
+        suites: dict[str, Any],
+        by_pair: dict[tuple[str, str, str], list[Any]],
+        metrics: list[MetricRow],
+    ) -> tuple[list[MetricRow], list[MetricPairRow], IntervalsRecord]:
+        """Intervals and paired differences within each variant (a model is compared with
+        another on the same items, shown the same way)."""
+        rows: list[MetricRow] = []
+        pairs: list[MetricPairRow] = []
+        record: IntervalsRecord | None = None
+        for variant in sorted({variant for _, _, variant in by_pair}):
+            scored = {(s, m): items for (s, m, v), items in by_pair.items() if v == variant}
+            found, found_pairs, found_record = run_intervals(
+                suites,
+                scored,
+                [row for row in metrics if row.variant == variant],
+                self.context.panel.intervals,
+                self.context.run_id,
+                variant,
+            )
+            rows += found
+            pairs += found_pairs
+            if record is None:
+                record = found_record
+            else:
+                record.headlines.extend(found_record.headlines)
+                record.seconds = round(record.seconds + found_record.seconds, 3)
+        if record is None:
+            record = run_intervals(suites, {}, [], self.context.panel.intervals, "")[2]
+        return rows, pairs, record

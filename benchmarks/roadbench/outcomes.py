@@ -14,7 +14,7 @@ from roadeval.benchmarks.roadbench.tasks import (
     ROAD_TYPES,
     ROADNET_TASK,
 )
-from roadeval.benchmarks.suite import ParsedAnswer, ParseStatus
+from roadeval.benchmarks.suite import ParsedAnswer, ParseStatus, ScoredItem
 
 UNKNOWN_ROAD_TYPE = "unknown"
 
@@ -134,3 +134,11 @@ def parsed_outcome(task: str, parsed: ParsedAnswer, truth: Any) -> Outcome:
     """The metric script's view of our parse of a reply."""
     value, error = release_row(task, parsed)
     return outcome(task, value, error, truth)
+
+
+def scored_outcome(row: ScoredItem) -> Outcome:
+    """The metric script's view of a scored item: the one its scoring kept, or, scored without
+    the scoring stage (a test, a notebook), read again from its parse."""
+    if isinstance(row.state, Outcome):
+        return row.state
+    return parsed_outcome(row.item.task, row.parsed, row.item.reference)

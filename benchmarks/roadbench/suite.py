@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from roadeval.benchmarks.errors import BadItemPolicy
+from roadeval.benchmarks.headline_stats import Mean, Proportion
 from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.loading import LoadReport
 from roadeval.benchmarks.messages import ImageRef, user_message
@@ -16,8 +17,9 @@ from roadeval.benchmarks.registry import register_suite
 from roadeval.benchmarks.roadbench.answers import read_reply
 from roadeval.benchmarks.roadbench.answers import should_reask as release_reasks
 from roadeval.benchmarks.roadbench.demo import write_demo
+from roadeval.benchmarks.roadbench.headline_stats import LaneExactMatch, WeightedF1
 from roadeval.benchmarks.roadbench.loader import load_items
-from roadeval.benchmarks.roadbench.outcomes import Outcome, parsed_outcome
+from roadeval.benchmarks.roadbench.outcomes import parsed_outcome, scored_outcome
 from roadeval.benchmarks.roadbench.predictions import RoadBenchPredictions, score_prediction_file
 from roadeval.benchmarks.roadbench.render import item_image
 from roadeval.benchmarks.roadbench.scoring import item_values, summarize_task
@@ -56,10 +58,10 @@ class RoadBenchSuite(Suite):
     )
     headline: ClassVar[tuple[Headline, ...]] = (
         # Lane counting (1, 4), designation (2, 5), network correction (3), road type (6).
-        Headline("f1", task=""),
-        Headline("exact_match", task=""),
-        Headline("buffer_f1@0.2", task=""),
-        Headline("accuracy", task=""),
+        Headline("f1", task="", statistic=WeightedF1()),
+        Headline("exact_match", task="", statistic=LaneExactMatch()),
+        Headline("buffer_f1@0.2", task="", statistic=Mean("buffer_f1@0.2")),
+        Headline("accuracy", task="", statistic=Proportion("correct")),
     )
     # Prediction files take two options of RoadBench's own: `images` and `reparse`.
     predictions_request: ClassVar[type[PredictionsRequest]] = RoadBenchPredictions
@@ -101,13 +103,7 @@ class RoadBenchSuite(Suite):
     def summarize(self, task: str, scored: Sequence[ScoredItem]) -> dict[str, float]:
         """The official metrics of the task (names in `scoring`), plus items and errors."""
         truths = [row.item.reference for row in scored]
-        results = [
-            row.state
-            if isinstance(row.state, Outcome)
-            # Scored without the scoring stage (a test, a notebook): read the outcome now.
-            else parsed_outcome(task, row.parsed, row.item.reference)
-            for row in scored
-        ]
+        results = [scored_outcome(row) for row in scored]
         return summarize_task(task, truths, results, [row.values for row in scored])
 
     def score_predictions(self, request: PredictionsRequest) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 
 from roadeval.benchmarks.errors import BadItemPolicy
 from roadeval.benchmarks.generation import GenerationSettings
+from roadeval.benchmarks.headline_stats import Mean, Proportion
 from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.judging import Judge, JudgeRequest
 from roadeval.benchmarks.loading import LoadReport
@@ -22,7 +23,13 @@ from roadeval.benchmarks.stride.mcq import read_choice
 from roadeval.benchmarks.stride.predictions import score_prediction_file
 from roadeval.benchmarks.stride.prompt import PROMPT_VERSION, build_messages
 from roadeval.benchmarks.stride.render import item_frames
-from roadeval.benchmarks.stride.scoring import item_kind, score_judged, score_plain
+from roadeval.benchmarks.stride.scoring import (
+    CORRECT,
+    JUDGE_SCORE,
+    item_kind,
+    score_judged,
+    score_plain,
+)
 from roadeval.benchmarks.stride.summary import group_values, summarize_task
 from roadeval.benchmarks.stride.tasks import SUITE_NAME, Kind, expected_points
 from roadeval.benchmarks.stride.waypoints import read_trajectory
@@ -61,13 +68,13 @@ class StrideSuite(Suite):
     slice_labels: ClassVar[tuple[str, ...]] = ("scenario",)
     slice_metrics: ClassVar[tuple[str, ...]] = ("correct", "judge_score", "ade", "fde", "min_fde")
     headline: ClassVar[tuple[Headline, ...]] = (
-        Headline("mcq_accuracy"),
-        Headline("judge_score"),
-        Headline("traj_ade", better="lower"),
-        Headline("traj_fde", better="lower"),
-        Headline("accuracy", task=""),
-        Headline("judge_score", task=""),
-        Headline("ade", task="", better="lower"),
+        Headline("mcq_accuracy", statistic=Proportion(CORRECT)),
+        Headline("judge_score", statistic=Mean(JUDGE_SCORE)),
+        Headline("traj_ade", better="lower", statistic=Mean("ade")),
+        Headline("traj_fde", better="lower", statistic=Mean("fde")),
+        Headline("accuracy", task="", statistic=Proportion(CORRECT)),
+        Headline("judge_score", task="", statistic=Mean(JUDGE_SCORE)),
+        Headline("ade", task="", better="lower", statistic=Mean("ade")),
     )
 
     def __init__(self, *, images: str | None = None, **options: Any) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from roadeval.benchmarks.errors import BadItemPolicy
+from roadeval.benchmarks.headline_stats import Proportion, TaskMean
 from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.loading import LoadReport, take_limits
 from roadeval.benchmarks.messages import ImageRef
@@ -43,8 +44,9 @@ class TBBenchSuite(Suite):
     slice_labels: ClassVar[tuple[str, ...]] = ("gold_kind",)
     slice_metrics: ClassVar[tuple[str, ...]] = ("correct",)
     headline: ClassVar[tuple[Headline, ...]] = (
-        Headline("mean_accuracy"),
-        Headline("accuracy", task=""),
+        # Task accuracy is in percent (x100), and so are their intervals.
+        Headline("mean_accuracy", statistic=TaskMean("correct", scale=100.0)),
+        Headline("accuracy", task="", statistic=Proportion("correct", scale=100.0)),
     )
 
     def __init__(self, **options: Any) -> None:

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 from roadeval.benchmarks.drawing import DrawJob, drawn_views
 from roadeval.benchmarks.errors import BadItemPolicy
 from roadeval.benchmarks.generation import GenerationSettings
+from roadeval.benchmarks.headline_stats import Proportion
 from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.loading import LoadReport
 from roadeval.benchmarks.messages import ImageRef
@@ -19,6 +20,7 @@ from roadeval.benchmarks.registry import register_suite
 from roadeval.benchmarks.suite import GroupValue, Headline, Message, ParsedAnswer, ScoredItem, Suite
 from roadeval.benchmarks.trip import demo, diagnostics, metrics, qc_report, records
 from roadeval.benchmarks.trip.answers import AbnormalRule, parse_reply
+from roadeval.benchmarks.trip.headline_stats import DIFFICULTY_PENALTY, MODALITY_PENALTY
 from roadeval.benchmarks.trip.loader import load_items
 from roadeval.benchmarks.trip.prompt import PROMPT_VERSION, build_messages, shown_images
 from roadeval.benchmarks.trip.scan_views import scan_views
@@ -45,9 +47,9 @@ class TripSuite(Suite):
     slice_labels: ClassVar[tuple[str, ...]] = tuple(LABEL_FIELDS)
     slice_metrics: ClassVar[tuple[str, ...]] = (metrics.CORRECT,)
     headline: ClassVar[tuple[Headline, ...]] = (
-        Headline("accuracy"),
-        Headline("modality_penalty", better="lower"),
-        Headline("difficulty_penalty", better=None),
+        Headline("accuracy", statistic=Proportion(metrics.CORRECT)),
+        Headline("modality_penalty", better="lower", statistic=MODALITY_PENALTY),
+        Headline("difficulty_penalty", better=None, statistic=DIFFICULTY_PENALTY),
     )
     # `pareto`, the Pareto of errors (`extra_tables`).
     tables: ClassVar[Mapping[str, type[Any]]] = records.TABLES

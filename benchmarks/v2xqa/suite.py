@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 
 from roadeval.benchmarks.errors import BadItemPolicy
 from roadeval.benchmarks.generation import GenerationSettings
+from roadeval.benchmarks.headline_stats import Mean, Proportion
 from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.loading import LoadReport, take_limits
 from roadeval.benchmarks.messages import ImageRef
@@ -35,6 +36,7 @@ from roadeval.benchmarks.v2xqa.answers import (
     parsed_probs,
 )
 from roadeval.benchmarks.v2xqa.calibration import brier_item
+from roadeval.benchmarks.v2xqa.headline_stats import CalibrationError
 from roadeval.benchmarks.v2xqa.loader import load_items
 from roadeval.benchmarks.v2xqa.options import MAX_TOP_LOGPROBS, SuiteOptions
 from roadeval.benchmarks.v2xqa.predictions import score_prediction_file
@@ -66,10 +68,10 @@ class V2XQASuite(Suite):
     slice_labels: ClassVar[tuple[str, ...]] = ("question_id",)
     slice_metrics: ClassVar[tuple[str, ...]] = (summary.CORRECT,)
     headline: ClassVar[tuple[Headline, ...]] = (
-        Headline("accuracy"),
-        Headline("ece", better="lower"),
-        Headline("brier", better="lower"),
-        Headline("accuracy", task=""),
+        Headline("accuracy", statistic=Proportion(summary.CORRECT)),
+        Headline("ece", better="lower", statistic=CalibrationError()),
+        Headline("brier", better="lower", statistic=Mean(summary.BRIER)),
+        Headline("accuracy", task="", statistic=Proportion(summary.CORRECT)),
     )
 
     def __init__(self, **options: Any) -> None:

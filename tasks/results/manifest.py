@@ -123,6 +123,33 @@ class CompactionRecord(_Record):
     error: str | None = None
 
 
+class HeadlineMethod(_Record):
+    """How one headline metric's intervals were computed: `task` '*' (suite-wide) or '' (each
+    task that has it); `method` wilson, percentile bootstrap, or none (the suite declares no
+    statistic for it); `strata`: what the bootstrap resamples within."""
+
+    suite: str
+    task: str
+    metric: str
+    method: str
+    strata: list[str] = Field(default_factory=list)
+
+
+class IntervalsRecord(_Record):
+    """The confidence intervals of the run's headline metrics and its paired differences
+    (docs/metrics.md): level, methods, resamples and seed, per headline the method used, and
+    the seconds they took."""
+
+    level: float
+    proportion_method: str
+    bootstrap_method: str
+    paired_method: str
+    resamples: int
+    seed: int
+    headlines: list[HeadlineMethod] = Field(default_factory=list)
+    seconds: float = 0.0
+
+
 class RunManifest(_Record):
     """Suites with versions and hashes, models with their settings, counts, cost and times; the
     status (and its message) is set by the run record when it lands the manifest."""
@@ -166,6 +193,8 @@ class RunManifest(_Record):
     engines: EnginesRecord | None = None
     # A finished run's compaction (None: not compacted, as a run that stopped early).
     compaction: CompactionRecord | None = None
+    # How a finished run's intervals and paired differences were computed (None: no metrics).
+    intervals: IntervalsRecord | None = None
     status: str | None = None
     message: str | None = None
 

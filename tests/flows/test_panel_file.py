@@ -228,3 +228,14 @@ def test_ablations_are_known_names_each_given_once(tmp_path: Path) -> None:
     (tmp_path / "p.yaml").write_text(base + "ablations: [blind, blind]\n")
     with pytest.raises(PanelError, match=r"p.yaml: ablations: .*repeated: blind"):
         load_panel(tmp_path / "p.yaml")
+
+
+def test_intervals_take_resamples_and_a_seed_and_refuse_too_few_resamples(tmp_path: Path) -> None:
+    base = "suites: [{name: trip, demo: true}]\nmodels: [{model: openai/x}]\n"
+    (tmp_path / "p.yaml").write_text(base)
+    assert load_panel(tmp_path / "p.yaml").intervals.model_dump() == {"resamples": 1000, "seed": 0}
+    (tmp_path / "p.yaml").write_text(base + "intervals: {resamples: 2000, seed: 7}\n")
+    assert load_panel(tmp_path / "p.yaml").intervals.model_dump() == {"resamples": 2000, "seed": 7}
+    (tmp_path / "p.yaml").write_text(base + "intervals: {resamples: 10}\n")
+    with pytest.raises(PanelError, match=r"intervals\.resamples: Input should be greater"):
+        load_panel(tmp_path / "p.yaml")
