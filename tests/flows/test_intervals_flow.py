@@ -108,3 +108,51 @@ def test_a_run_lands_intervals_and_paired_differences_reproducibly(
     assert second != run_id
     assert _rows(store, intervals.format(second)) == found
     assert _rows(store, pairs.format(second)) == landed
+
+
+def test_a_blind_ablation_gets_intervals_and_pairs_of_its_own(
+    tmp_path: Path, server: ModelServer
+) -> None:
+    """Intervals and paired differences are computed within each variant: the blind rows of
+    two models are compared with each other, never with a released row."""
+    source, gold = trip_gold(tmp_path)
+    server.rules["right"] = gold_rule(gold)
+    server.rules["letter-a"] = lambda body, hit: Reply("A")
+    models = [
+        {"model": f"openai/{name}", "name": name, "api_base": server.api_base}
+        for name in ("right", "letter-a")
+    ]
+    panel = write_panel(
+        tmp_path / "panel.yaml",
+        source,
+        models,
+        scoring={"engine": "local"},
+        render={"engine": "local"},
+        ablations=["blind"],
+        intervals={"resamples": 200, "seed": 3},
+    )
+    store = tmp_path / "store"
+    _run(panel, store)
+    run_id = _manifests(store)[0]["run_id"]
+    pairs = _rows(
+        store,
+        "select variant, model_a, model_b, metric, n from metric_pairs "
+        f"where run_id = '{run_id}' and task = '*' order by variant, metric",
+    )
+    assert {(v, a, b) for v, a, b, *_ in pairs} == {
+        ("", "letter-a", "right"),
+        ("blind", "letter-a", "right"),
+    }
+    n = {(v, metric): int(count) for v, _, _, metric, count in pairs}
+    # The blind pair is over the items that show an image, fewer than all.
+    assert 0 < n[("blind", "accuracy")] < n[("", "accuracy")]
+    # Every blind headline row has its interval (a blind TRIP run has no text items, so no
+    # modality penalty: its rows are the other headlines').
+    blind = _rows(
+        store,
+        "select metric, count(*), count(ci_low) from metrics where variant = 'blind' "
+        f"and task = '*' and slice = '' and run_id = '{run_id}' and metric in "
+        "('accuracy', 'difficulty_penalty', 'modality_penalty') group by metric order by metric",
+    )
+    assert [metric for metric, *_ in blind][:2] == ["accuracy", "difficulty_penalty"]
+    assert all(count == with_interval == "2" for _, count, with_interval in blind)
