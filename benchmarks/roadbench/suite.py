@@ -61,6 +61,8 @@ class RoadBenchSuite(Suite):
         Headline("buffer_f1@0.2", task=""),
         Headline("accuracy", task=""),
     )
+    # Per task: items, the release's error count, and lanes compared (tasks 2 and 5).
+    count_metrics: ClassVar[frozenset[str]] = frozenset({"items", "errors", "lanes"})
     # Prediction files take two options of RoadBench's own: `images` and `reparse`.
     predictions_request: ClassVar[type[PredictionsRequest]] = RoadBenchPredictions
 

@@ -49,6 +49,7 @@ class TripSuite(Suite):
         Headline("modality_penalty", better="lower"),
         Headline("difficulty_penalty", better=None),
     )
+    count_metrics: ClassVar[frozenset[str]] = frozenset({"abnormal_count"})
     # `pareto`, the Pareto of errors (`extra_tables`).
     tables: ClassVar[Mapping[str, type[Any]]] = records.TABLES
 
