@@ -4,11 +4,11 @@ aggregate queries, each timed (the report's bench prints them)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 
-from roadeval.storage.records import MetricPairRow, MetricRow
+from roadeval.storage.records import TABLES, MetricPairRow, MetricRow
 from roadeval.storage.store import Store
 from roadeval.tasks.report.change_reads import Changes, changes
 from roadeval.tasks.report.run_reads import (
@@ -82,15 +82,17 @@ class ReportData:
         return sorted(set(named) | {m.suite for m in self.metrics})
 
 
-def load_installed_suites() -> dict[str, str]:
-    """Import every installed suite, so the catalogue has each one's own tables (TRIP's
-    `pareto`); returns those that failed to load, with why."""
-    from roadeval.benchmarks.registry import load_suite, suite_names
+def load_suites(names: Iterable[str]) -> dict[str, str]:
+    """Import the named suites that are installed, so the catalogue has each one's own tables
+    (TRIP's `pareto`); returns those that failed to load, with why. Only the run's suites: a
+    report of a TRIP run imports neither RoadBench's geometry nor STRIDE's."""
+    from roadeval.benchmarks.registry import load_suite
 
     failed: dict[str, str] = {}
-    for name in suite_names():
+    for name in names:
         try:
-            load_suite(name)
+            if load_suite(name) is None:
+                failed[name] = "not installed here"
         except Exception as exc:
             failed[name] = f"{type(exc).__name__}: {exc}"
     return failed
@@ -114,13 +116,24 @@ def read_report(store: Store, run_id: str, timings: Timings | None = None) -> Re
     from roadeval.storage.catalog import connect
 
     timings = timings or Timings()
-    with timings.measure("load suites"):
-        unloaded = load_installed_suites()
     with timings.measure("connect"):
         con = connect(store)
-    with closing(con):
+    try:
         with timings.measure("run"):
             run = run_record(con, run_id)
+        with timings.measure("load suites"):
+            tables = len(TABLES)
+            named = [s.name for s in run.manifest.suites] if run.manifest is not None else []
+            unloaded = load_suites(named)
+        if len(TABLES) != tables:
+            # A suite's own tables were registered just now: the views are made at connect.
+            con.close()
+            with timings.measure("connect"):
+                con = connect(store)
+    except BaseException:
+        con.close()
+        raise
+    with closing(con):
         with timings.measure("scored"):
             scored = scored_count(con, run_id)
         if not scored:

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 
 import duckdb
 
-from roadeval.benchmarks.v2xqa.calibration import N_BINS, bin_edges
 from roadeval.storage.records import TABLES
 
 
@@ -44,6 +43,8 @@ def reliability(
     """Per model, the non-empty bins of the items' confidence (`details_json` 'confidence' of
     their `metric` rows) with the mean confidence and accuracy in each; none when no item of the
     suite had a confidence."""
+    from roadeval.benchmarks.v2xqa.calibration import N_BINS, bin_edges
+
     edges = bin_edges(N_BINS)
     sql = f"""
     with rated as (
@@ -117,7 +118,7 @@ def histogram(
            count(*), any_value(r.lo), any_value(r.hi)
     from v, r group by all
     """
-    params = {"run_id": run_id, "suite": suite, "metric": metric}
+    params: dict[str, str | int] = {"run_id": run_id, "suite": suite, "metric": metric}
     if whole is None:
         params["bins"] = bins
     rows = con.execute(sql, params).fetchall()

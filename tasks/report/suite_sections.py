@@ -21,6 +21,9 @@ PENALTIES = (
     ("difficulty_penalty", "difficulty penalty (easy accuracy minus hard)"),
 )
 ALL_ITEMS = "all items"
+# Pareto charts for the models first on TRIP's leaderboard; the others' as tables (a chart of
+# four roles costs a fifth of a second to draw, and twenty of them say little more).
+PARETO_CHARTS = 6
 
 
 def _released(data: ReportData, suite: str) -> list[MetricRow]:
@@ -30,7 +33,7 @@ def _released(data: ReportData, suite: str) -> list[MetricRow]:
 def trip_blocks(data: ReportData, order: Sequence[str]) -> list[Block]:
     """Per model, each penalty suite-wide and within each capability (bars), then per model a
     Pareto chart of errors per role."""
-    from roadeval.tasks.report.plots import grouped_bars, pareto_charts
+    from roadeval.tasks.report.plots import grouped_bars
 
     rows = _released(data, "trip")
     blocks: list[Block] = []
@@ -52,18 +55,61 @@ def trip_blocks(data: ReportData, order: Sequence[str]) -> list[Block]:
     by_model: dict[str, dict[str, list[ParetoBar]]] = defaultdict(lambda: defaultdict(list))
     for bar in data.pareto:
         by_model[bar.model][bar.group].append(bar)
-    for index, model in enumerate([m for m in order if m in by_model]):
-        panels = [
-            (f"{model}: {role}", [(b.category, b.errors, b.cumulative_share) for b in bars])
-            for role, bars in sorted(by_model[model].items())
-        ]
-        caption = (
-            f"{model}: errors per knowledge point (the {PARETO_TOP} most), most first; beside "
-            "each bar, the share of the role's errors down to it"
-        )
-        figure = Figure(pareto_charts(panels), caption)
-        blocks.append(Fold(f"trip: Pareto of errors per role, {model}", (figure,), index == 0))
+    charted = [m for m in order if m in by_model] + sorted(set(by_model) - set(order))
+    for index, model in enumerate(charted):
+        roles = sorted(by_model[model].items())
+        if index < PARETO_CHARTS:
+            blocks.append(
+                Fold(
+                    f"trip: Pareto of errors per role, {model}",
+                    (_pareto_chart(model, roles),),
+                    index == 0,
+                )
+            )
+        else:
+            blocks.append(
+                Fold(
+                    f"trip: Pareto of errors per role, {model} (a table)",
+                    (_pareto_table(model, roles),),
+                )
+            )
     return blocks
+
+
+def _pareto_chart(model: str, roles: Sequence[tuple[str, list[ParetoBar]]]) -> Figure:
+    from roadeval.tasks.report.plots import pareto_charts
+
+    panels = [
+        (f"{model}: {role}", [(b.category, b.errors, b.cumulative_share) for b in bars])
+        for role, bars in roles
+    ]
+    caption = (
+        f"{model}: errors per knowledge point (the {PARETO_TOP} most), most first; beside "
+        "each bar, the share of the role's errors down to it"
+    )
+    return Figure(pareto_charts(panels), caption)
+
+
+def _pareto_table(model: str, roles: Sequence[tuple[str, list[ParetoBar]]]) -> Table:
+    headers = (
+        Header("role"),
+        Header("rank", True),
+        Header("knowledge point"),
+        Header("errors", True),
+        Header("cumulative share", True),
+    )
+    rows = tuple(
+        (
+            plain(role),
+            Cell(str(b.rank), b.rank),
+            plain(b.category),
+            Cell(str(b.errors), b.errors),
+            Cell(f"{b.cumulative_share:.0%}", b.cumulative_share),
+        )
+        for role, bars in roles
+        for b in bars
+    )
+    return Table(f"trip: Pareto of errors, {model}", headers, rows, "pareto")
 
 
 def _calibration_table(rows: Sequence[MetricRow], rules: SuiteRules, order: Sequence[str]) -> Table:

@@ -70,7 +70,9 @@ def _table(
     cells: dict[tuple[str, Column], list[Cell | None]] = {}
     order: list[str] = []  # the board with vision's order (best first), then blind-only models
     for side, board in enumerate((seen, blind)):
-        for row in board.rows if board is not None else ():
+        if board is None:
+            continue
+        for row in board.rows:
             if row.model not in order:
                 order.append(row.model)
             for column, cell in zip(board.columns, row.cells, strict=True):
