@@ -51,7 +51,7 @@ def leaderboard(
             column.label: None if cell is None else round(cell.value, 4)
             for column, cell in zip(board.columns, row.cells, strict=True)
         }
-        about = {"baseline": row.baseline} if baselines else {}
+        about: dict[str, bool | int] = {"baseline": row.baseline} if baselines else {}
         if row.health is not None:
             about |= {
                 "unparsed": row.health.unparsed,

@@ -131,7 +131,8 @@ def _whole_ticks(ax: Axes, axis: str = "y") -> None:
     """Ticks on whole numbers only: the axis counts items."""
     from matplotlib.ticker import MaxNLocator
 
-    (ax.yaxis if axis == "y" else ax.xaxis).set_major_locator(MaxNLocator(integer=True))
+    locator = MaxNLocator(integer=True, nbins=5)
+    (ax.yaxis if axis == "y" else ax.xaxis).set_major_locator(locator)
 
 
 def _slanted(ax: Axes, labels: Sequence[str], limit: int = LABEL_CHARS) -> None:

@@ -31,7 +31,7 @@ def _usd(usd: float, unknown: int) -> Cell:
 def _cost_rows(rows: Sequence[CostRow], by_suite: bool) -> tuple[tuple[Cell, ...], ...]:
     totals: dict[tuple[str, ...], list[float]] = defaultdict(lambda: [0.0] * 7)
     for r in rows:
-        key = (r.model, r.suite, r.role) if by_suite else (r.model, r.role)
+        key: tuple[str, ...] = (r.model, r.suite, r.role) if by_suite else (r.model, r.role)
         numbers = (r.requests, r.reused, r.tokens_in, r.tokens_out, r.usd, r.unknown, r.failed)
         totals[key] = [a + b for a, b in zip(totals[key], numbers, strict=True)]
     out = []

@@ -23,6 +23,8 @@ from roadeval.tasks.results.leaderboard import (
     Column,
     Leaderboards,
     column_decimals,
+    next_ties,
+    ranking_column,
     task_order,
 )
 from roadeval.tasks.results.leaderboard import Cell as Value
@@ -36,7 +38,13 @@ _HEALTH = (
 
 
 def _value_cell(
-    rules: SuiteRules, board: Board, model: str, column: Column, cell: Value | None, places: int
+    rules: SuiteRules,
+    board: Board,
+    model: str,
+    column: Column,
+    cell: Value | None,
+    places: int,
+    tied_next: bool,
 ) -> Cell:
     if cell is None:
         return Cell(MISSING, None)
@@ -46,7 +54,7 @@ def _value_cell(
         cell.value,
         note=format_interval(cell.ci_low, cell.ci_high),
         title=(f"n = {cell.n}" + (f"; not significantly different from {tied}" if tied else "")),
-        mark="≈" if tied else "",
+        mark="≈" if tied_next else "",
         data={
             "suite": board.suite,
             "model": model,
@@ -70,7 +78,8 @@ def board_table(board: Board, rules: SuiteRules, caption: str, kind: str) -> Tab
         headers += [Header(name, True, meaning) for name, meaning in _HEALTH]
     rows = []
     places = column_decimals(board)
-    ranked = next((i for i, c in enumerate(board.columns) if c.better is not None), None)
+    ranked = ranking_column(board)
+    tied_next = next_ties(board)
     for rank, row in enumerate(board.rows, 1):
         # A model without the value the board is ranked by has no rank.
         unranked = ranked is None or row.cells[ranked] is None
@@ -79,8 +88,8 @@ def board_table(board: Board, rules: SuiteRules, caption: str, kind: str) -> Tab
             Cell(row.model, row.model, mark="baseline" if row.baseline else ""),
         ]
         cells += [
-            _value_cell(rules, board, row.model, column, cell, p)
-            for column, cell, p in zip(board.columns, row.cells, places, strict=True)
+            _value_cell(rules, board, row.model, c, cell, p, i == ranked and row.model in tied_next)
+            for i, (c, cell, p) in enumerate(zip(board.columns, row.cells, places, strict=True))
         ]
         if with_health:
             health = row.health
@@ -90,7 +99,13 @@ def board_table(board: Board, rules: SuiteRules, caption: str, kind: str) -> Tab
                     Cell(MISSING if count is None else str(count), count, emphasis=bool(count))
                 )
         rows.append(tuple(cells))
-    return Table(caption, tuple(headers), tuple(rows), kind=kind)
+    footnote = (
+        "≈: not significantly different from the model ranked next (95% paired interval "
+        "covers 0); hover a value for every model it cannot be told apart from"
+        if tied_next
+        else ""
+    )
+    return Table(caption, tuple(headers), tuple(rows), kind=kind, footnote=footnote)
 
 
 def _pairs_table(pairs: Sequence[MetricPairRow], rules: SuiteRules, suite: str) -> Table:

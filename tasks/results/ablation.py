@@ -77,9 +77,11 @@ def _table(
                 order.append(row.model)
             for column, cell in zip(board.columns, row.cells, strict=True):
                 cells.setdefault((row.model, column), [None, None])[side] = cell
+    # The headlines measured blind (a penalty between slices may not be).
+    measured = [c for c in columns if any(cells.get((m, c), [None, None])[1] for m in order)]
     lines = []
     for model in order:
-        for column in columns:
+        for column in measured:
             with_vision, without = cells.get((model, column), [None, None])
             lines.append(BlindLine(model, column, with_vision, without, model in baselines))
     return BlindTable(suite, tuple(lines))

@@ -11,6 +11,7 @@ leads with them.
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -232,3 +233,22 @@ def column_decimals(board: Board) -> list[int]:
         decimals_for(cell.value for row in board.rows if (cell := row.cells[i]) is not None)
         for i in range(len(board.columns))
     ]
+
+
+def ranking_column(board: Board) -> int | None:
+    """The column a board is ranked by: the first that says which way is better."""
+    return next((i for i, c in enumerate(board.columns) if c.better is not None), None)
+
+
+def next_ties(board: Board) -> set[str]:
+    """The models whose value in the ranking column is not significantly different from the
+    next model's (the one ranked just below): where the ranking cannot tell two apart."""
+    index = ranking_column(board)
+    if index is None:
+        return set()
+    tied: set[str] = set()
+    for row, below in itertools.pairwise(board.rows):
+        cell = row.cells[index]
+        if cell is not None and below.model in cell.tied_with:
+            tied.add(row.model)
+    return tied

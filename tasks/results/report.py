@@ -4,6 +4,7 @@ official metrics per suite and task, and per slice."""
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
 
@@ -23,6 +24,8 @@ from roadeval.tasks.results.leaderboard import (
     Leaderboards,
     column_decimals,
     leaderboards,
+    next_ties,
+    ranking_column,
     task_order,
     variant_of,
 )
@@ -164,15 +167,23 @@ def board_table(board: Board, rules: SuiteRules, title: str) -> Table:
 
 
 def _ties_caption(boards: Leaderboards) -> str | None:
-    """The pairs whose difference is not significant, as a caption (none when no pairs were
-    landed, or all differ)."""
+    """The models the ranking cannot tell from the next one (their paired interval covers 0),
+    and how many pairs differ by nothing significant in all; none without such pairs."""
     ties = [p for p in boards.pairs if not p.significant]
     if not ties:
         return None
-    named = "; ".join(
-        f"{p.model_a} ≈ {p.model_b} on {Column(p.metric, p.task).label}" for p in ties
+    board = boards.lead
+    index = ranking_column(board)
+    tied = next_ties(board)
+    named = []
+    for row, below in itertools.pairwise(board.rows):
+        if row.model in tied and index is not None:
+            named.append(f"{row.model} ≈ {below.model} on {board.columns[index].label}")
+    return (
+        "not significantly different (95% paired interval covers 0) from the next model: "
+        + ("; ".join(named) or "none")
+        + f"; {len(ties)} such pairs in all (`roadeval report` lists them)"
     )
-    return f"not significantly different (95% paired interval covers 0): {named}"
 
 
 def leaderboard_tables(
@@ -185,6 +196,7 @@ def leaderboard_tables(
         caption = _ties_caption(boards)
         if caption:
             lead.caption = escape(caption)
+            lead.caption_justify = "left"
         tables.append(lead)
         if detail and boards.per_task is not None:
             tables.append(board_table(boards.per_task, rules, f"{boards.suite}: per task"))

@@ -236,3 +236,22 @@ def test_under_prefect_the_report_is_a_task_and_a_link_artifact(
     # Prefect keeps a link as markdown: [text](address).
     [link] = [a for a in artifacts if a.key == "report-test"]
     assert link.data == f"[report of run {run_id}]({report.resolve().as_uri()})"
+
+
+def test_show_prints_intervals_ties_health_and_the_blind_ablation(tmp_path: Path) -> None:
+    from support.report_store import RUN, report_store
+
+    store = tmp_path / "store"
+    report_store(store)
+    result = invoke("show", RUN, "--store", str(store))
+    assert result.exit_code == 0, result.output
+    out = result.output
+    row = next(line for line in out.splitlines() if line.startswith("│ model-b"))
+    # Its value with its interval, and beside it (from the store) 1 unparsed, 0 abnormal, 1 error.
+    assert re.search(r"│\s+0\.580 \[0\.470, 0\.680\] │.*│\s+1 │\s+0 │\s+1 │$", row), row
+    caption = " ".join(out.split())
+    assert "from the next model: model-a ≈ model-b on accuracy; 1 such pairs in all" in caption
+    assert "trip: with vision and blind" in out
+    assert re.search(r"│ model-a\s+│ accuracy │\s+0\.620 │\s+0\.410 │\s+\+0\.210 │", out), out
+    assert "modality_penalty │       0.100 │     — │" not in out  # not measured blind
+    assert "no report yet: roadeval report " + RUN in out

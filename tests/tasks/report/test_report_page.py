@@ -27,7 +27,7 @@ def _page(tmp_path: Path, options: Options | None = None) -> tuple[str, Page]:
 
 
 def test_the_leaderboard_has_headlines_intervals_ties_and_health(tmp_path: Path) -> None:
-    _, page = _page(tmp_path)
+    html, page = _page(tmp_path)
     board = page.table("trip: leaderboard")
     assert board.headers[:4] == ["#", "model", "accuracy ↑", "modality_penalty ↓"]
     assert board.headers[-3:] == ["unparsed", "abnormal", "errors"]
@@ -38,9 +38,15 @@ def test_the_leaderboard_has_headlines_intervals_ties_and_health(tmp_path: Path)
         assert cell.attrs["data-value"] == repr(ACCURACY[model])
         assert cell.text.startswith(f"{ACCURACY[model]:.3f}")
         assert f"[{low:.3f}, {high:.3f}]" in cell.text
-    # model-a and model-b: their paired interval covers 0, each is marked with the other.
+    # model-a and model-b: their paired interval covers 0. model-a, ranked just above model-b,
+    # is marked; each one's hover names the other; random is told apart from both.
     assert "≈" in cells["model-a"].text and "model-b" in cells["model-a"].attrs["title"]
-    assert "≈" in cells["model-b"].text and "≈" not in cells["random"].text
+    assert "≈" not in cells["model-b"].text and "model-a" in cells["model-b"].attrs["title"]
+    assert (
+        "≈" not in cells["random"].text
+        and "not significantly" not in cells["random"].attrs["title"]
+    )
+    assert "≈: not significantly different from the model ranked next" in html
     # model-b: one answer not read, one item whose answer was an error (from the store).
     assert board.row("model-b", 1)[-3:] == ["1", "0", "1"]
     assert board.row("model-a", 1)[-3:] == ["0", "0", "0"]
