@@ -49,6 +49,13 @@ def test_a_run_leads_with_its_leaderboards_and_ends_with_its_report(demo: Demo) 
     assert first < out.index("trip: leaderboard") < out.index("run health")
     # The per-task detail is `show --detail`'s.
     assert "metrics per task" not in out and "per slice" not in out
+    # Counts print as integers: the health table's and the leaderboards' item counts.
+    health = _between(out, "run health", "cost per model").splitlines()
+    rows = [line.split("│")[3:-2] for line in health if line.startswith("│")]
+    assert len(rows) == 10 and all(cell.strip().isdigit() for row in rows for cell in row)
+    boards = _between(out, "roadbench: leaderboard", "run health").splitlines()
+    counted = [line.split("│")[-4:-1] for line in boards if line.startswith("│")]
+    assert counted and all(cell.strip().isdigit() for row in counted for cell in row)
     report = demo.store / "reports" / f"{demo.run_id}.html"
     assert f"report: {report}" in out
     assert report.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
