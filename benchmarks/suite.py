@@ -218,6 +218,9 @@ class Suite(ABC):
     # The numbers its leaderboard leads with (the report, `show`, the run's summary), and that
     # land with confidence intervals.
     headline: ClassVar[tuple[Headline, ...]] = ()
+    # The metrics of its summaries that count items (`items`, `unparsed_count`, ...): printed
+    # as integers. A metric of `slice_metrics` is a mean in the slice rows whatever this says.
+    count_metrics: ClassVar[frozenset[str]] = frozenset()
     # What the protocol sends with every request (`protocol_generation` for an instance's, its
     # options applied); see `generation` for how the panel merges in.
     generation: ClassVar[GenerationSettings] = GenerationSettings()

@@ -45,6 +45,8 @@ class _Overrides:
     # The baseline run (default: the panel's last finished run), and a rescore (no calls).
     against: str | None = None
     rescore: bool = False
+    # Build a finished run's HTML report at its end.
+    report: bool = True
 
 
 def _run_panel(panel_path: Path, overrides: _Overrides) -> None:
@@ -164,6 +166,7 @@ def _run_panel_once(panel_path: Path, overrides: _Overrides) -> None:
             dry_run=overrides.dry_run,
             against=overrides.against,
             rescore=overrides.rescore,
+            report=overrides.report,
         )
         keep_until_exit(summary)
     except RunStopped as stopped:
@@ -199,6 +202,14 @@ def _report(summary: RunSummary, strict: bool = False) -> None:
         consoles.out.print(line)
     consoles.out.print(f"run [bold]{summary.run_id}[/bold] landed in {summary.store_uri}")
     consoles.out.print(f"manifest: {summary.store_uri.rstrip('/')}/{summary.manifest_key}")
+    if summary.report is not None:
+        consoles.out.print(f"report: {printable(summary.report)}")
+    elif summary.report_error is not None:
+        consoles.err.print(
+            "[yellow]warning: the run's report could not be built (the run is landed; "
+            f"`roadeval report {summary.run_id}` tries again): "
+            f"{printable(summary.report_error)}[/yellow]"
+        )
     for line in _scorer_error_lines(summary):
         consoles.err.print(f"[yellow]warning: {line}[/yellow]")
     compaction = summary.manifest.compaction
@@ -363,6 +374,15 @@ StrictOption = Annotated[
 ]
 
 
+NoReportOption = Annotated[
+    bool,
+    typer.Option(
+        "--no-report",
+        help="do not build the run's HTML report at its end (`roadeval report` builds it later)",
+    ),
+]
+
+
 AgainstOption = Annotated[
     str | None,
     typer.Option(
@@ -389,6 +409,7 @@ def run(
     processes: ProcessesOption = None,
     strict: StrictOption = False,
     against: AgainstOption = None,
+    no_report: NoReportOption = False,
 ) -> None:
     """Evaluate every suite of a panel with every model of it: a rerun of the panel's last
     finished run asks and scores only what changed since (see `roadeval changes`)."""
@@ -404,6 +425,7 @@ def run(
             processes=processes,
             strict=strict,
             against=against,
+            report=not no_report,
         ),
     )
 
@@ -418,6 +440,7 @@ def rescore(
     prefect: PrefectOption = False,
     strict: StrictOption = False,
     against: AgainstOption = None,
+    no_report: NoReportOption = False,
 ) -> None:
     """Score every stored answer of the panel again (after a scorer fix), calling no model,
     the judge included: exit 2 if the store lacks an answer the panel needs."""
@@ -433,6 +456,7 @@ def rescore(
             strict=strict,
             against=against,
             rescore=True,
+            report=not no_report,
         ),
     )
 
@@ -463,6 +487,7 @@ def campaign(
     processes: ProcessesOption = None,
     strict: StrictOption = False,
     against: AgainstOption = None,
+    no_report: NoReportOption = False,
 ) -> None:
     """A run with cost controls: a dry-run estimate, or a hard dollar budget."""
     _check_on_bad_item(on_bad_item)
@@ -481,6 +506,7 @@ def campaign(
             processes=processes,
             strict=strict,
             against=against,
+            report=not no_report,
         ),
     )
 
@@ -491,10 +517,11 @@ def demo(
         str | None, typer.Option(help="store root: a folder or s3://bucket/prefix")
     ] = None,
     strict: StrictOption = False,
+    no_report: NoReportOption = False,
 ) -> None:
     """Run the bundled demo panel: generated suites against the offline baselines."""
     panel = files("roadeval.flows").joinpath("panels/demo.yaml")
-    _run_panel(Path(str(panel)), _Overrides(store, strict=strict))
+    _run_panel(Path(str(panel)), _Overrides(store, strict=strict, report=not no_report))
 
 
 def main() -> None:
@@ -511,7 +538,13 @@ def main() -> None:
 
 
 # The commands over the store and over a suite's own files register themselves on the same app.
-from roadeval.flows import cli_changes, cli_deploy, cli_store, cli_suite_tools  # noqa: E402, F401
+from roadeval.flows import (  # noqa: E402, F401
+    cli_changes,
+    cli_deploy,
+    cli_report,
+    cli_store,
+    cli_suite_tools,
+)
 
 if __name__ == "__main__":
     main()

@@ -13,7 +13,7 @@ import typer
 from rich.table import Table
 
 from roadeval.flows.cli_app import app, consoles, fail, printable
-from roadeval.flows.cli_store import StoreOption
+from roadeval.flows.cli_store import StoreOption, open_present
 
 if TYPE_CHECKING:
     from roadeval.flows.run_diff import RunDiff
@@ -37,7 +37,7 @@ def changes(
     from roadeval.flows.run_diff import NoBaseline, landed
 
     with _reading():
-        opened = _open(store)
+        opened = open_present(store)
         try:
             found = landed(opened, run if run is not None else _latest_run(opened))
         except NoBaseline as exc:
@@ -59,7 +59,7 @@ def diff(
     from roadeval.flows.run_diff import between
 
     with _reading():
-        found = between(_open(store), run_a, run_b)
+        found = between(open_present(store), run_a, run_b)
     print_diff(found, show_all)
 
 
@@ -75,15 +75,6 @@ def _reading() -> Iterator[None]:
         fail(f"the store could not be read: {exc}")
     except (OSError, ValueError) as exc:
         fail(str(exc))
-
-
-def _open(store: str | None) -> Store:
-    from roadeval.storage.store import open_store
-
-    opened = open_store(store)
-    if not opened.is_present():
-        fail(f"no roadeval store at {opened.uri}: nothing has been landed there")
-    return opened
 
 
 def _latest_run(store: Store) -> str:

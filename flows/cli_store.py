@@ -8,13 +8,16 @@ import csv
 import json
 import sys
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
 from typer.core import TyperArgument, TyperCommand
 
 from roadeval.flows.cli_app import app, consoles, fail, printable
+
+if TYPE_CHECKING:
+    from roadeval.storage.store import Store
 
 
 class OutputFormat(StrEnum):
@@ -26,6 +29,17 @@ class OutputFormat(StrEnum):
 StoreOption = Annotated[
     str | None, typer.Option("--store", help="store root: a folder or s3://bucket/prefix")
 ]
+
+
+def open_present(store: str | None) -> Store:
+    """The store at `store` (default: ROADEVAL_STORE, else ./roadeval-data); one line and exit
+    2 when nothing has been landed there (a query on nothing is a mistake)."""
+    from roadeval.storage.store import open_store
+
+    opened = open_store(store)
+    if not opened.is_present():
+        fail(f"no roadeval store at {opened.uri}: nothing has been landed there")
+    return opened
 
 
 def _load_suites() -> None:
@@ -91,15 +105,29 @@ def query(
     _print_rows(columns, rows, format)
 
 
+# The suites and the models (by the label their rows carry) a run's manifest names.
+_MANIFEST_SUITES = (
+    "case when json_valid(manifest_json) then array_to_string("
+    "json_extract_string(manifest_json, '$.suites[*].name'), ', ') end"
+)
+_MANIFEST_MODELS = (
+    "case when json_valid(manifest_json) then array_to_string(list_transform("
+    "json_extract(manifest_json, '$.models[*]'), "
+    "lambda m: coalesce(m->>'name', m->>'model')), ', ') end"
+)
+
+
 @app.command()
 def runs(
     store: StoreOption = None,
     format: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.table,
 ) -> None:
-    """List the store's runs: running, finished, failed, interrupted, or died (no heartbeat)."""
+    """List the store's runs: running, finished, failed, interrupted, or died (no heartbeat),
+    with their panel, suites, models, counts and cost."""
     sql = (
-        "select run_id, status, started_at, ended_at, panel, baseline_run_id as baseline, n_items, "
-        "n_scored, n_calls, n_cached, "
+        "select run_id, status, started_at, ended_at, panel, "
+        f"{_MANIFEST_SUITES} as suites, {_MANIFEST_MODELS} as models, "
+        "baseline_run_id as baseline, n_items, n_scored, n_calls, n_cached, "
         "n_errors, n_interrupted + n_not_run as n_unfinished, cost_usd, message "
         "from runs order by started_at"
     )
@@ -120,16 +148,13 @@ def _query(
 
     from roadeval.storage.catalog import QueryRefused, check_read_only
     from roadeval.storage.catalog import query as run_query
-    from roadeval.storage.store import StoreError, open_store
+    from roadeval.storage.store import StoreError
 
     try:
         check_read_only(sql)
         if every_suite:
             _load_suites()
-        opened = open_store(store)
-        if not opened.is_present():
-            fail(f"no roadeval store at {opened.uri}: nothing has been landed there")
-        return run_query(opened, sql, include_unlanded=include_unlanded, runs=runs)
+        return run_query(open_present(store), sql, include_unlanded=include_unlanded, runs=runs)
     except QueryRefused as exc:
         fail(str(exc))
     except duckdb.Error as exc:

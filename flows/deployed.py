@@ -32,6 +32,7 @@ def outcome(summary: RunSummary) -> dict[str, Any]:
         "calls": totals.calls,
         "errors": totals.errors,
         "cost_usd": totals.cost_usd,
+        "report": summary.report,
     }
 
 
@@ -42,6 +43,7 @@ def _evaluate(
     *,
     against: str | None = None,
     dry_run: bool = False,
+    report: bool = True,
 ) -> dict[str, Any] | State:
     from roadeval.flows.warmup import import_in_background
 
@@ -52,7 +54,7 @@ def _evaluate(
         if not budget_usd > 0:
             raise ValueError(f"budget_usd must be a positive amount of USD, not {budget_usd:g}")
         loaded = loaded.model_copy(update={"budget_usd": budget_usd})
-    summary = run_in_flow(loaded, store, dry_run=dry_run, against=against)
+    summary = run_in_flow(loaded, store, dry_run=dry_run, against=against, report=report)
     result = outcome(summary)
     if summary.n_errors:
         # As `roadeval run` exits 1: the run finished and landed, but some answers are errors.
@@ -70,11 +72,13 @@ def evaluate_panel_file(
     store: str | None = None,
     budget_usd: float | None = None,
     against: str | None = None,
+    report: bool = True,
 ) -> dict[str, Any] | State:
     """Evaluate the panel at `panel` (a path, file:// or s3:// URI, or bundled:NAME) in `store`
     (default: the panel's, else ROADEVAL_STORE, else ./roadeval-data), compared with the
-    panel's last finished run (or the run `against` names); `budget_usd` caps its spending."""
-    return _evaluate(panel, store, budget_usd, against=against)
+    panel's last finished run (or the run `against` names); `budget_usd` caps its spending;
+    `report` builds the finished run's HTML report in the store."""
+    return _evaluate(panel, store, budget_usd, against=against, report=report)
 
 
 @flow(name="campaign", log_prints=False)
@@ -83,7 +87,9 @@ def run_campaign(
     budget_usd: float,
     store: str | None = None,
     dry_run: bool = False,
+    report: bool = True,
 ) -> dict[str, Any] | State:
     """A cost-controlled run of the panel at `panel`: it stops before a request could cross
-    `budget_usd` (judge and retries included); `dry_run` plans and estimates, calling no model."""
-    return _evaluate(panel, store, budget_usd, dry_run=dry_run)
+    `budget_usd` (judge and retries included); `dry_run` plans and estimates, calling no model;
+    `report` builds the finished run's HTML report in the store."""
+    return _evaluate(panel, store, budget_usd, dry_run=dry_run, report=report)

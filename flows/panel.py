@@ -28,18 +28,26 @@ def evaluate_panel(
     dry_run: bool = False,
     against: str | None = None,
     rescore: bool = False,
+    report: bool = True,
 ) -> RunSummary:
     """Run the panel under Prefect (configured, or `prefect=True`) or inline; `dry_run` plans
     and estimates without calling any model; `against` names the baseline run (default: the
-    panel's last finished run); `rescore` scores the stored answers again, asking no model."""
+    panel's last finished run); `rescore` scores the stored answers again, asking no model;
+    `report` builds a finished run's HTML report at its end."""
     if choose(prefect) is OrchestratorKind.PREFECT:
         from roadeval.flows.prefect_run import evaluate_panel_flow
 
-        return evaluate_panel_flow(panel, store_uri, dry_run, against, rescore)
+        return evaluate_panel_flow(panel, store_uri, dry_run, against, rescore, report)
     inline = InlineOrchestrator()
     try:
         return run_panel(
-            panel, store_uri, inline, dry_run=dry_run, against=against, rescore=rescore
+            panel,
+            store_uri,
+            inline,
+            dry_run=dry_run,
+            against=against,
+            rescore=rescore,
+            report=report,
         )
     finally:
         inline.close()

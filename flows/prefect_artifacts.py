@@ -1,23 +1,19 @@
 """What a run under Prefect publishes at its end, for its flow run's Artifacts tab: a table per
-suite with the leaderboard (one row per model, the suite's official metrics), and a markdown
-page with the run's health and cost. Keys are per panel, so the UI keeps each one's history
-across runs.
-
-A link artifact to the run's report is for when roadeval writes reports (it does not yet):
-`publish_report_link` is the hook, to be called with the report's URL once one is landed.
+suite with the leaderboard (one row per model, the suite's headline metrics), a markdown page
+with the run's health and cost, and a link to a finished run's HTML report in the store. Keys
+are per panel, so the UI keeps each one's history across runs.
 """
 
 from __future__ import annotations
 
 import re
-from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 from uuid import UUID
 
 from roadeval.tasks.calls.secrets import Redactor
-from roadeval.tasks.results.aggregate import ALL, SUITE_WIDE
-from roadeval.tasks.results.manifest import shown_as
+from roadeval.tasks.results.formats import SuiteRules
+from roadeval.tasks.results.leaderboard import ItemHealth, leaderboards
 
 if TYPE_CHECKING:
     from roadeval.flows.run_summary import RunSummary
@@ -29,20 +25,41 @@ def artifact_key(*parts: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", "-".join(parts).lower()).strip("-")
 
 
-def leaderboard(metrics: Sequence[MetricRow], suite: str) -> list[dict[str, Any]]:
-    """One row per model: its suite-wide metrics (every task's when the suite has none, as
-    `task:metric`), over all items (no slice)."""
-    rows = [m for m in metrics if m.suite == suite and m.slice == ALL]
-    if any(m.task == SUITE_WIDE for m in rows):
-        rows = [m for m in rows if m.task == SUITE_WIDE]
-    cells: dict[str, dict[str, float]] = defaultdict(dict)
-    for m in rows:
-        column = m.metric if m.task == SUITE_WIDE else f"{m.task}:{m.metric}"
-        cells[shown_as(m.model, m.variant)][column] = round(m.value, 4)
-    columns = sorted({column for row in cells.values() for column in row})
-    return [
-        {"model": model, **{c: cells[model].get(c) for c in columns}} for model in sorted(cells)
-    ]
+def leaderboard(
+    metrics: Sequence[MetricRow],
+    suite: str,
+    health: Mapping[tuple[str, str, str], ItemHealth] | None = None,
+    baselines: Collection[str] = (),
+) -> list[dict[str, Any]]:
+    """One row per model, best first: the suite's headline metrics (`Suite.headline`, as the
+    terminal's and the HTML report's leaderboards have them), then the items whose answers
+    were not read, read by a fallback, or ended in errors, when `health` has them."""
+    rules = SuiteRules([suite])
+    found = leaderboards(
+        [m for m in metrics if m.suite == suite],
+        rules.headlines(),
+        counts=rules.counts(),
+        health=health,
+        baselines=baselines,
+    )
+    if not found:
+        return []
+    board = found[0].lead
+    rows: list[dict[str, Any]] = []
+    for row in board.rows:
+        cells = {
+            column.label: None if cell is None else round(cell.value, 4)
+            for column, cell in zip(board.columns, row.cells, strict=True)
+        }
+        about: dict[str, bool | int] = {"baseline": row.baseline} if baselines else {}
+        if row.health is not None:
+            about |= {
+                "unparsed": row.health.unparsed,
+                "abnormal": row.health.abnormal,
+                "errors": row.health.errors,
+            }
+        rows.append({"model": row.model, **cells, **about})
+    return rows
 
 
 def _cost(cost_usd: float, known: bool) -> str:
@@ -106,9 +123,13 @@ def publish_run_artifacts(
     redact = redact or Redactor.from_environment()
     panel = summary.manifest.panel
     # Called from a synchronous flow: Prefect's sync/async dispatch returns the id itself.
+    from roadeval.tasks.results.report import manifest_baselines, manifest_health
+
+    health = manifest_health(summary.manifest)
+    baselines = manifest_baselines(summary.manifest)
     made: list[Any] = [
         create_table_artifact(
-            table=leaderboard(summary.metrics, suite),
+            table=leaderboard(summary.metrics, suite, health, baselines),
             key=artifact_key("leaderboard", panel, suite),
             description=f"{suite}: metrics per model, run {summary.run_id} of panel {panel}",
         )
@@ -125,8 +146,8 @@ def publish_run_artifacts(
 
 
 def publish_report_link(summary: RunSummary, url: str) -> UUID:
-    """The link artifact to the run's report. Reports do not exist yet: the report stage calls
-    this with the landed report's URL once there is one."""
+    """The link artifact to the run's report (`reports/<run_id>.html` in the store: a file://
+    URL for a folder store, the s3:// URI for a bucket)."""
     from prefect.artifacts import create_link_artifact
 
     made = create_link_artifact(

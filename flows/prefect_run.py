@@ -96,10 +96,13 @@ def evaluate_panel_flow(
     dry_run: bool = False,
     against: str | None = None,
     rescore: bool = False,
+    report: bool = True,
 ) -> RunSummary:
     """Load suites, answer every item with every model (cached by request key), score, land;
     a rerun of the panel's last finished run (or `against`) asks only what changed."""
-    return run_in_flow(panel, store_uri, dry_run=dry_run, against=against, rescore=rescore)
+    return run_in_flow(
+        panel, store_uri, dry_run=dry_run, against=against, rescore=rescore, report=report
+    )
 
 
 def run_in_flow(
@@ -109,9 +112,10 @@ def run_in_flow(
     dry_run: bool = False,
     against: str | None = None,
     rescore: bool = False,
+    report: bool = True,
 ) -> RunSummary:
     """The run as the current flow run; its artifacts published at its end, a stopped run's
-    too (its health says why it stopped)."""
+    too (its health says why it stopped), with a link to a finished run's report."""
     from roadeval.flows.run_start import run_panel
 
     try:
@@ -122,6 +126,7 @@ def run_in_flow(
             dry_run=dry_run,
             against=against,
             rescore=rescore,
+            report=report,
         )
     except RunStopped as stopped:
         _publish(panel, stopped.summary, stopped.reason.message)
@@ -131,12 +136,14 @@ def run_in_flow(
 
 
 def _publish(panel: Panel, summary: RunSummary, message: str | None = None) -> None:
-    from roadeval.flows.prefect_artifacts import publish_run_artifacts
+    from roadeval.flows.prefect_artifacts import publish_report_link, publish_run_artifacts
     from roadeval.tasks.calls.secrets import Redactor
 
     redact = Redactor.from_environment(s.api_key_env for s in panel.all_models if s.api_key_env)
     try:
         publish_run_artifacts(summary, message, redact)
+        if summary.report_url is not None:
+            publish_report_link(summary, summary.report_url)
     except Exception as exc:
         # The run has landed and is recorded: artifacts that cannot be made do not undo it.
         run_logger().error(

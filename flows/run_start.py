@@ -11,6 +11,7 @@ from roadeval.flows.baseline import find_baseline
 from roadeval.flows.orchestration import Orchestrator
 from roadeval.flows.panel_file import Panel
 from roadeval.flows.preflight import check_before_run
+from roadeval.flows.run_report import keep_report
 from roadeval.flows.run_summary import RunSummary
 from roadeval.flows.stages import LOAD_SUITE
 
@@ -23,10 +24,12 @@ def run_panel(
     dry_run: bool = False,
     against: str | None = None,
     rescore: bool = False,
+    report: bool = True,
 ) -> RunSummary:
     """Load suites, answer every item with every model (cached by request key), score, land.
     A run is compared with its baseline (the panel's last finished run, or `against`): it
-    asks and scores only what changed. A `rescore` asks no model at all."""
+    asks and scores only what changed. A `rescore` asks no model at all. A finished run ends
+    by building its HTML report, unless `report` is False."""
     tune_collector_for_run()
     started = datetime.now(UTC)
     run_id = started.strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:8]
@@ -37,6 +40,9 @@ def run_panel(
     # The gateway (LiteLLM) only now: the CLI has been importing it in the background meanwhile.
     from roadeval.flows.run import execute_run
 
-    return execute_run(
+    summary = execute_run(
         run_id, started, panel, store, loaded, orchestrator, dry_run, baseline, rescore
     )
+    if report:
+        keep_report(summary, store, orchestrator)
+    return summary

@@ -43,6 +43,11 @@ class RunSummary:
     # Why the run's last record (its `runs` event and manifest) could not be written, if it
     # could not (the store that stopped the run refused it too): `runs` then reads it `died`.
     record_error: str | None = None
+    # A finished run's report: where it is kept in the store and its address for a link, or
+    # why it could not be built (the run is finished and landed either way).
+    report: str | None = None
+    report_url: str | None = None
+    report_error: str | None = None
 
     @property
     def n_errors(self) -> int:

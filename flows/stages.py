@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from roadeval.tasks.calls.gateway import ModelClient
     from roadeval.tasks.render.cluster import RenderConfig
     from roadeval.tasks.render.stage import RenderReport, Renders
+    from roadeval.tasks.report.build import BuiltReport
     from roadeval.tasks.shard.answer_workers import AnswerWorkers
     from roadeval.tasks.shard.plan import Shard, ShardPlan
     from roadeval.tasks.shard.remote_scoring import RemoteScoring
@@ -66,6 +67,13 @@ def answer_shard(
     return run_shard(plan, store, judge, remote)
 
 
+def build_report(store: Store, run_id: str) -> BuiltReport:
+    """Build the run's HTML report and keep it in the store (`reports/<run_id>.html`)."""
+    from roadeval.tasks.report.build import build_report as build
+
+    return build(store, run_id)
+
+
 # The names are Prefect's task names and task-run names (templates over each stage's parameters).
 LOAD_SUITE = Stage("load-suite", load_suite)
 RENDER_SUITE = Stage("render-suite", render_suite, "render/{loaded.suite.name}")
@@ -77,7 +85,8 @@ ANSWER_SHARD = Stage(
     answer_shard,
     "{plan.shard.suite.name}/{plan.shard.client.spec.label}/{plan.shard.index}",
 )
-STAGES = (LOAD_SUITE, RENDER_SUITE, PLAN_SHARD, ANSWER_SHARD)
+BUILD_REPORT = Stage("build-report", build_report, "report/{run_id}")
+STAGES = (LOAD_SUITE, RENDER_SUITE, PLAN_SHARD, ANSWER_SHARD, BUILD_REPORT)
 
 
 def land_plan(store: Store, name: str, plans: list[ShardPlan], judge: ModelClient | None) -> None:

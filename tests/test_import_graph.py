@@ -187,6 +187,7 @@ LAYERS = (
     "tasks.shard",
     "tasks.render",
     "tasks.results",
+    "tasks.report",
     "flows",
     "deployments",
 )

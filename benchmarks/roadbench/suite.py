@@ -63,6 +63,8 @@ class RoadBenchSuite(Suite):
         Headline("buffer_f1@0.2", task="", statistic=Mean("buffer_f1@0.2")),
         Headline("accuracy", task="", statistic=Proportion("correct")),
     )
+    # Per task: items, the release's error count, and lanes compared (tasks 2 and 5).
+    count_metrics: ClassVar[frozenset[str]] = frozenset({"items", "errors", "lanes"})
     # Prediction files take two options of RoadBench's own: `images` and `reparse`.
     predictions_request: ClassVar[type[PredictionsRequest]] = RoadBenchPredictions
 

@@ -76,6 +76,26 @@ class StrideSuite(Suite):
         Headline("judge_score", task="", statistic=Mean(JUDGE_SCORE)),
         Headline("ade", task="", better="lower", statistic=Mean("ade")),
     )
+    # Per template and per group: items correct, read, not read, judged or not.
+    count_metrics: ClassVar[frozenset[str]] = frozenset(
+        {
+            "correct",
+            "unparsed",
+            "not_an_option",
+            "parsed",
+            "parse_failures",
+            "judge_scored",
+            "judge_unscored",
+            "unanswered",
+            "not_judged",
+            "mcq_correct",
+            "mcq_unparsed",
+            "mcq_not_an_option",
+            "traj_parsed",
+            "traj_parse_failures",
+            "judge_unanswered",
+        }
+    )
 
     def __init__(self, *, images: str | None = None, **options: Any) -> None:
         super().__init__(**options)

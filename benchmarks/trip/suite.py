@@ -51,6 +51,7 @@ class TripSuite(Suite):
         Headline("modality_penalty", better="lower", statistic=MODALITY_PENALTY),
         Headline("difficulty_penalty", better=None, statistic=DIFFICULTY_PENALTY),
     )
+    count_metrics: ClassVar[frozenset[str]] = frozenset({"abnormal_count"})
     # `pareto`, the Pareto of errors (`extra_tables`).
     tables: ClassVar[Mapping[str, type[Any]]] = records.TABLES
 

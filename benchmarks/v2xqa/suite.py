@@ -73,6 +73,9 @@ class V2XQASuite(Suite):
         Headline("brier", better="lower", statistic=Mean(summary.BRIER)),
         Headline("accuracy", task="", statistic=Proportion(summary.CORRECT)),
     )
+    count_metrics: ClassVar[frozenset[str]] = frozenset(
+        {"unparsed_count", "confidence_items", "no_confidence_items"}
+    )
 
     def __init__(self, **options: Any) -> None:
         self.limits = take_limits(self.name, options, self.default_limits)

@@ -1,40 +1,56 @@
-"""Terminal report of a run: official metrics per suite and task, slices, and run health."""
+"""Terminal report of a run: the leaderboard per suite (its headline metrics), the blind
+ablation where there is one, and run health; with `detail` (`roadeval show --detail`) the
+official metrics per suite and task, and per slice."""
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from roadeval.storage.records import MetricRow
+from roadeval.storage.records import MetricPairRow, MetricRow
+from roadeval.tasks.results.ablation import BlindTable, blind_tables
 from roadeval.tasks.results.aggregate import ALL, SUITE_WIDE
+from roadeval.tasks.results.formats import MISSING, SuiteRules, decimals_for, format_interval
+from roadeval.tasks.results.leaderboard import (
+    Board,
+    Cell,
+    Column,
+    ItemHealth,
+    Leaderboards,
+    column_decimals,
+    leaderboards,
+    next_ties,
+    ranking_column,
+    task_order,
+    variant_of,
+)
 from roadeval.tasks.results.manifest import PairCounts, RunManifest, shown_as
 from roadeval.tasks.shard.counts import EVERY_METRIC
 
 
-def _fmt(value: float | None) -> str:
-    if value is None:
-        return "—"
-    return f"{value:.3f}" if abs(value) < 1000 else f"{value:.0f}"
-
-
-def _task_order(key: tuple[str, ...]) -> tuple[int, int, str, tuple[str, ...]]:
+def _task_order(key: tuple[str, ...]) -> tuple[tuple[int, int, str], tuple[str, ...]]:
     """Numbered tasks in numeric order, named tasks alphabetically, suite-wide rows last."""
-    task = key[0]
-    return (task == SUITE_WIDE, int(task) if task.isdigit() else 1 << 30, task, key[1:])
+    return (task_order(key[0]), key[1:])
 
 
 # A label with more values than this (e.g. TRIP's 226 knowledge points) is left to `roadeval query`.
 MAX_SLICE_VALUES = 20
 
 
-def metric_tables(metrics: Sequence[MetricRow]) -> list[Table]:
-    """One table per suite: rows are task x metric, columns are models (a blind ablation's a
-    column of its own, "m (blind)")."""
+def _released(metrics: Sequence[MetricRow]) -> list[MetricRow]:
+    """The rows of the items as released (a blind ablation's rows have their own table)."""
+    return [m for m in metrics if not variant_of(m.variant)]
+
+
+def metric_tables(metrics: Sequence[MetricRow], rules: SuiteRules) -> list[Table]:
+    """One table per suite: rows are task x metric, columns are models."""
     tables: list[Table] = []
+    metrics = _released(metrics)
     suites = sorted({m.suite for m in metrics})
     for suite in suites:
         rows = [m for m in metrics if m.suite == suite and m.slice == ALL]
@@ -57,17 +73,17 @@ def metric_tables(metrics: Sequence[MetricRow]) -> list[Table]:
             if single_task and task == SUITE_WIDE:
                 continue  # the same numbers as the one task's rows
             label = "all tasks" if task == SUITE_WIDE else task
-            table.add_row(
-                label, metric, str(counts[key]), *(_fmt(cells[key].get(m)) for m in models)
-            )
+            places = decimals_for(cells[key].values())
+            texts = (rules.text(suite, metric, cells[key].get(m), ALL, places) for m in models)
+            table.add_row(label, metric, str(counts[key]), *texts)
         tables.append(table)
     return tables
 
 
-def slice_tables(metrics: Sequence[MetricRow]) -> list[Table]:
+def slice_tables(metrics: Sequence[MetricRow], rules: SuiteRules) -> list[Table]:
     """One table per suite that slices: rows are label = value, columns are models."""
     tables: list[Table] = []
-    rows = [m for m in metrics if m.slice != ALL]
+    rows = [m for m in _released(metrics) if m.slice != ALL]
     for suite in sorted({m.suite for m in rows}):
         suite_rows = [m for m in rows if m.suite == suite]
         models = sorted({shown_as(m.model, m.variant) for m in suite_rows})
@@ -91,7 +107,12 @@ def slice_tables(metrics: Sequence[MetricRow]) -> list[Table]:
         )
         for key in sorted(cells, key=_task_order):
             if key[1] not in hidden:
-                table.add_row(*key, str(counts[key]), *(_fmt(cells[key].get(m)) for m in models))
+                _, label, _, metric = key
+                places = decimals_for(cells[key].values())
+                texts = (
+                    rules.text(suite, metric, cells[key].get(m), label, places) for m in models
+                )
+                table.add_row(*key, str(counts[key]), *texts)
         if hidden:
             table.caption = (
                 f"not shown (over {MAX_SLICE_VALUES} values): {', '.join(hidden)}; "
@@ -99,6 +120,105 @@ def slice_tables(metrics: Sequence[MetricRow]) -> list[Table]:
             )
         tables.append(table)
     return tables
+
+
+def _heading(column: Column) -> str:
+    arrow = {"higher": " ↑", "lower": " ↓"}.get(column.better or "", "")
+    return f"{column.label}{arrow}"
+
+
+def _cell_text(
+    rules: SuiteRules, suite: str, column: Column, cell: Cell | None, places: int
+) -> str:
+    if cell is None:
+        return MISSING
+    text = rules.text(suite, column.metric, cell.value, ALL, places)
+    interval = format_interval(cell.ci_low, cell.ci_high)
+    return f"{text} {interval}" if interval else text
+
+
+def board_table(board: Board, rules: SuiteRules, title: str) -> Table:
+    """A board as a table: model, its headline values (with their intervals where computed),
+    and beside them the items whose answers were not read, read by a fallback, or errors."""
+    table = Table(title=title, title_justify="left")
+    table.add_column("model")
+    for column in board.columns:
+        table.add_column(escape(_heading(column)), justify="right")
+    with_health = any(row.health is not None for row in board.rows)
+    if with_health:
+        for heading in ("unparsed", "abnormal", "errors"):
+            table.add_column(heading, justify="right")
+    places = column_decimals(board)
+    for row in board.rows:
+        name = escape(row.model) + (" (baseline)" if row.baseline else "")
+        cells = [
+            _cell_text(rules, board.suite, c, v, p)
+            for c, v, p in zip(board.columns, row.cells, places, strict=True)
+        ]
+        if with_health:
+            health = row.health
+            cells += (
+                [str(health.unparsed), str(health.abnormal), str(health.errors)]
+                if health is not None
+                else [MISSING] * 3
+            )
+        table.add_row(name, *cells)
+    return table
+
+
+def _ties_caption(boards: Leaderboards) -> str | None:
+    """The models the ranking cannot tell from the next one (their paired interval covers 0),
+    and how many pairs differ by nothing significant in all; none without such pairs."""
+    ties = [p for p in boards.pairs if not p.significant]
+    if not ties:
+        return None
+    board = boards.lead
+    index = ranking_column(board)
+    tied = next_ties(board)
+    named = []
+    for row, below in itertools.pairwise(board.rows):
+        if row.model in tied and index is not None:
+            named.append(f"{row.model} ≈ {below.model} on {board.columns[index].label}")
+    return (
+        "not significantly different (95% paired interval covers 0) from the next model: "
+        + ("; ".join(named) or "none")
+        + f"; {len(ties)} such pairs in all (`roadeval report` lists them)"
+    )
+
+
+def leaderboard_tables(
+    found: Sequence[Leaderboards], rules: SuiteRules, *, detail: bool = False
+) -> list[Table]:
+    """Each suite's leaderboard; with `detail`, its per-task headlines too."""
+    tables: list[Table] = []
+    for boards in found:
+        lead = board_table(boards.lead, rules, f"{boards.suite}: leaderboard")
+        caption = _ties_caption(boards)
+        if caption:
+            lead.caption = escape(caption)
+            lead.caption_justify = "left"
+        tables.append(lead)
+        if detail and boards.per_task is not None:
+            tables.append(board_table(boards.per_task, rules, f"{boards.suite}: per task"))
+    return tables
+
+
+def blind_table(found: BlindTable, rules: SuiteRules) -> Table:
+    """The blind ablation of one suite: each model's headline metrics with and without vision."""
+    table = Table(title=f"{found.suite}: with vision and blind", title_justify="left")
+    for heading in ("model", "metric"):
+        table.add_column(heading)
+    for heading in ("with vision", "blind", "difference"):
+        table.add_column(heading, justify="right")
+    for line in found.lines:
+        name = escape(line.model) + (" (baseline)" if line.baseline else "")
+        metric = line.column.metric
+        values = (line.seen, line.blind)
+        texts = [rules.text(found.suite, metric, v.value if v else None) for v in values]
+        difference = line.difference
+        texts.append(MISSING if difference is None else f"{difference:+.3f}")
+        table.add_row(name, escape(line.column.label), *texts)
+    return table
 
 
 # Health columns: (heading, count name). "requests" counts HTTP requests, retries included.
@@ -150,11 +270,68 @@ def health_table(counts: Sequence[PairCounts]) -> Table:
     return table
 
 
-def print_report(console: Console, metrics: Sequence[MetricRow], manifest: RunManifest) -> None:
-    for table in metric_tables(metrics):
+def manifest_health(manifest: RunManifest) -> dict[tuple[str, str, str], ItemHealth]:
+    """The leaderboard's health columns from the run's own counts (items as released)."""
+    return {
+        (c.suite, c.model, c.variant): ItemHealth(c.unparsed, c.abnormal, c.errors)
+        for c in manifest.counts
+    }
+
+
+def manifest_baselines(manifest: RunManifest) -> set[str]:
+    """The run's models that are built-in baselines, by the label rows carry."""
+    from roadeval.tasks.requests.model_spec import ModelSpec
+
+    specs = [ModelSpec.model_validate(model) for model in manifest.models]
+    return {spec.label for spec in specs if spec.is_baseline}
+
+
+def print_leaderboards(
+    console: Console,
+    metrics: Sequence[MetricRow],
+    rules: SuiteRules,
+    *,
+    health: Mapping[tuple[str, str, str], ItemHealth],
+    baselines: Collection[str],
+    pairs: Sequence[MetricPairRow] = (),
+    detail: bool = False,
+) -> None:
+    """The leaderboard per suite, then the blind ablation where the run has one; with
+    `detail`, each suite's per-task headlines, its metrics per task and per slice."""
+    headlines, counts = rules.headlines(), rules.counts()
+    found = leaderboards(
+        metrics, headlines, counts=counts, health=health, baselines=baselines, pairs=pairs
+    )
+    for table in leaderboard_tables(found, rules, detail=detail):
         console.print(table)
-    for table in slice_tables(metrics):
-        console.print(table)
+    for blind in blind_tables(metrics, headlines, counts=counts, baselines=baselines):
+        console.print(blind_table(blind, rules))
+    if detail:
+        for table in [*metric_tables(metrics, rules), *slice_tables(metrics, rules)]:
+            console.print(table)
+
+
+def print_report(
+    console: Console,
+    metrics: Sequence[MetricRow],
+    manifest: RunManifest,
+    *,
+    health: Mapping[tuple[str, str, str], ItemHealth] | None = None,
+    pairs: Sequence[MetricPairRow] = (),
+    detail: bool = False,
+) -> None:
+    """A run's summary: its leaderboards (and with `detail` every metric), its health, and a
+    line per suite x model for what went wrong. `health` defaults to the manifest's counts."""
+    rules = SuiteRules(s.name for s in manifest.suites)
+    print_leaderboards(
+        console,
+        metrics,
+        rules,
+        health=manifest_health(manifest) if health is None else health,
+        baselines=manifest_baselines(manifest),
+        pairs=pairs,
+        detail=detail,
+    )
     console.print(health_table(manifest.counts))
     for c in manifest.counts:
         where = f"{escape(c.who)} on {escape(c.suite)}"

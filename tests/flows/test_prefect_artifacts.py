@@ -15,6 +15,7 @@ from roadeval.flows.run_log import (
     run_logger,
 )
 from roadeval.storage.records import MetricRow
+from roadeval.tasks.results.leaderboard import ItemHealth
 
 
 def _row(
@@ -23,24 +24,39 @@ def _row(
     return MetricRow("r", suite, task, model, slice_, "x" if slice_ else "", metric, value, 10)
 
 
-def test_a_leaderboard_is_a_row_per_model_of_the_suite_wide_metrics() -> None:
+def test_a_leaderboard_is_a_row_per_model_of_the_headline_metrics_best_first() -> None:
     metrics = [
         _row("trip", "*", "b", "accuracy", 0.5),
         _row("trip", "*", "a", "accuracy", 0.25),
-        _row("trip", "*", "a", "abnormal_rate", 0.123456),
-        _row("trip", "1", "a", "accuracy", 0.9),  # a task's row: the suite-wide ones win
+        _row("trip", "*", "a", "modality_penalty", 0.123456),
+        _row("trip", "*", "a", "abnormal_rate", 0.1),  # not a headline: left out
+        _row("trip", "1", "a", "accuracy", 0.9),  # a task's row: TRIP's headlines are suite-wide
         _row("trip", "*", "a", "accuracy", 0.0, slice_="difficulty"),  # a slice: left out
         _row("v2xqa", "*", "a", "accuracy", 0.7),
     ]
-    assert leaderboard(metrics, "trip") == [
-        {"model": "a", "abnormal_rate": 0.1235, "accuracy": 0.25},
-        {"model": "b", "abnormal_rate": None, "accuracy": 0.5},
+    health = {("trip", "a", ""): ItemHealth(unparsed=2, abnormal=0, errors=1)}
+    assert leaderboard(metrics, "trip", health, baselines={"b"}) == [
+        {"model": "b", "accuracy": 0.5, "modality_penalty": None, "baseline": True},
+        {
+            "model": "a",
+            "accuracy": 0.25,
+            "modality_penalty": 0.1235,
+            "baseline": False,
+            "unparsed": 2,
+            "abnormal": 0,
+            "errors": 1,
+        },
     ]
 
 
-def test_a_suite_without_suite_wide_rows_shows_each_task() -> None:
+def test_a_suite_with_per_task_headlines_shows_each_task() -> None:
     metrics = [_row("roadbench", "1", "m", "accuracy", 0.5), _row("roadbench", "3", "m", "f1", 1)]
-    assert leaderboard(metrics, "roadbench") == [{"model": "m", "1:accuracy": 0.5, "3:f1": 1.0}]
+    assert leaderboard(metrics, "roadbench") == [{"model": "m", "1 accuracy": 0.5, "3 f1": 1.0}]
+
+
+def test_a_suite_not_installed_shows_its_suite_wide_metrics() -> None:
+    metrics = [_row("elsewhere", "*", "m", "score", 0.5), _row("elsewhere", "t", "m", "x", 1)]
+    assert leaderboard(metrics, "elsewhere") == [{"model": "m", "score": 0.5}]
 
 
 def test_artifact_keys_are_what_prefect_accepts() -> None:

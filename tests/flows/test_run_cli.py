@@ -30,8 +30,8 @@ def test_demo_runs_offline_and_query_answers(tmp_path: Path) -> None:
     store = str(tmp_path / "store")
     first = result = invoke("demo", "--store", store)
     assert result.exit_code == 0, result.output
-    assert "trip: metrics per task" in result.output
-    assert "trip: per slice" in result.output
+    assert "trip: leaderboard" in result.output
+    assert "report: " in result.output
     assert "landed in" in result.output
     result = invoke(
         "query",

@@ -73,7 +73,7 @@ def test_the_demo_lands_everything_in_s3_and_query_reads_it_from_elsewhere(
     assert POOL_FULL not in demo.stdout + demo.stderr
     keys = bucket_keys(s3_endpoint, bucket, "nightly/")
     tops = Counter(key.split("/")[0] for key in keys)
-    for folder in ("tables", "landings", "runs", "renders", "cache"):
+    for folder in ("tables", "landings", "runs", "renders", "cache", "reports"):
         assert tops[folder] > 0, (folder, tops)
     [run_id] = {key.split("/")[1] for key in keys if key.startswith("runs/")}
     assert {f"runs/{run_id}/manifest.json", f"runs/{run_id}/heartbeat.json"} <= set(keys)

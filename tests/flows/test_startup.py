@@ -67,16 +67,21 @@ def test_inline_run_imports_no_prefect_and_no_unneeded_library(
 ) -> None:
     panel = answering_panel(tmp_path, server, "lean", Reply("A"))
     store = str(tmp_path / "store")
-    report = _probe(["run", "--panel", str(panel), "--store", store], _clean_env(tmp_path))
+    run = ["run", "--panel", str(panel), "--store", store]
+    report = _probe([*run, "--no-report"], _clean_env(tmp_path))
     assert report["code"] == 0
     assert report["heavy"] == []
     assert report["litellm"] is True
     assert len(server.hits_for("lean")) > 0
+    # The run's HTML report draws its figures with matplotlib, and needs nothing else heavy
+    # (no other suite's libraries: it loads the run's suites alone).
+    reported = _probe(run, _clean_env(tmp_path))
+    assert reported["code"] == 0 and reported["heavy"] == ["matplotlib"]
     # Recorded as inline, in the `runs` row and in the manifest.
     rows = query_csv(store, "select orchestrator, status from runs")
-    assert rows[1:] == ["inline,finished"]
-    [manifest] = (Path(store) / "runs").glob("*/manifest.json")
-    assert json.loads(manifest.read_text())["orchestrator"] == "inline"
+    assert rows[1:] == ["inline,finished", "inline,finished"]
+    for manifest in (Path(store) / "runs").glob("*/manifest.json"):
+        assert json.loads(manifest.read_text())["orchestrator"] == "inline"
 
 
 def _task_runs_named(api_url: str, name: str) -> list[dict[str, object]]:

@@ -1,0 +1,90 @@
+"""What a report section is made of, as the page template draws it: tables (sortable by any
+column), figures (inline SVG), notes, and groups folded under a summary line."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Union
+
+from markupsafe import Markup
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One table cell: its text; `sort`, the value a click on its column sorts by (a number
+    sorts as one); `note`, small text after it (an interval); `title`, its hover text;
+    `data`, `data-*` attributes (what the cell is, for a reader or a test)."""
+
+    text: str
+    sort: float | str | None = None
+    note: str = ""
+    title: str = ""
+    data: Mapping[str, str] = field(default_factory=dict)
+    mark: str = ""
+    emphasis: bool = False
+
+    @property
+    def numeric(self) -> bool:
+        return isinstance(self.sort, int | float)
+
+
+@dataclass(frozen=True)
+class Header:
+    text: str
+    numeric: bool = False
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class Table:
+    caption: str
+    headers: tuple[Header, ...]
+    rows: tuple[tuple[Cell, ...], ...]
+    kind: str = ""
+    footnote: str = ""
+
+
+@dataclass(frozen=True)
+class Figure:
+    svg: Markup
+    caption: str
+
+
+@dataclass(frozen=True)
+class Note:
+    text: str
+    warning: bool = False
+
+
+@dataclass(frozen=True)
+class Fold:
+    """Blocks shown under a summary line, open or folded."""
+
+    summary: str
+    blocks: tuple[Block, ...]
+    open: bool = False
+
+
+Block = Union[Table, Figure, Note, Fold]  # noqa: UP007 (a runtime alias the template tests)
+
+
+@dataclass(frozen=True)
+class Section:
+    id: str
+    title: str
+    blocks: tuple[Block, ...]
+
+
+def kind_of(block: Block) -> str:
+    """The template's name for a block's kind."""
+    return type(block).__name__.lower()
+
+
+def number(value: float | None, text: str, **data: str) -> Cell:
+    """A numeric cell: sorts by `value`, shows `text`."""
+    return Cell(text, value, data=data)
+
+
+def plain(text: str, **data: str) -> Cell:
+    return Cell(text, text, data=data)

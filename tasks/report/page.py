@@ -1,0 +1,95 @@
+"""The report page: its sections from the run's data, each only where the run has the data, in
+one HTML file (the template, its style and its one script are package data, inlined)."""
+
+from __future__ import annotations
+
+from importlib.resources import files
+
+from markupsafe import Markup
+
+from roadeval.tasks.report.blocks import Block, Section, kind_of
+from roadeval.tasks.report.reading import ReportData
+from roadeval.tasks.report.run_sections import change_blocks, cost_blocks, identity_blocks
+from roadeval.tasks.report.score_sections import (
+    blind_blocks,
+    leaderboard_blocks,
+    slice_maps,
+    task_map,
+)
+from roadeval.tasks.report.suite_sections import (
+    roadbench_blocks,
+    stride_blocks,
+    trip_blocks,
+    v2xqa_blocks,
+)
+from roadeval.tasks.results.ablation import blind_tables
+from roadeval.tasks.results.formats import SuiteRules
+from roadeval.tasks.results.leaderboard import leaderboards
+from roadeval.tasks.results.report import manifest_baselines
+
+_TEMPLATES = "templates"
+
+
+def sections(data: ReportData) -> list[Section]:
+    """The report's sections in page order, those without blocks left out."""
+    rules = SuiteRules(data.suites)
+    headlines, counts = rules.headlines(), rules.counts()
+    manifest = data.run.manifest
+    baselines = manifest_baselines(manifest) if manifest is not None else set()
+    found = leaderboards(
+        data.metrics,
+        headlines,
+        counts=counts,
+        health=data.health,
+        baselines=baselines,
+        pairs=data.pairs,
+    )
+    order = {b.suite: [row.model for row in b.lead.rows] for b in found}
+    lead = {b.suite: b.lead for b in found}
+    blind = blind_tables(data.metrics, headlines, counts=counts, baselines=baselines)
+    task_maps = [m for b in found if b.per_task is None and (m := task_map(b.lead))]
+    suite_figures: list[Block] = [
+        *trip_blocks(data, order.get("trip", [])),
+        *v2xqa_blocks(data, rules, order.get("v2xqa", [])),
+        *stride_blocks(data, order.get("stride", [])),
+        *roadbench_blocks(lead.get("roadbench")),
+    ]
+    made = [
+        Section("leaderboards", "Leaderboards", tuple(leaderboard_blocks(found, rules))),
+        Section("blind", "With vision and blind", tuple(blind_blocks(blind, rules))),
+        Section(
+            "slices",
+            "Slices",
+            tuple([*slice_maps(data.metrics, rules, order), *task_maps]),
+        ),
+        Section("suites", "Suite figures", tuple(suite_figures)),
+        Section("cost", "Cost, tokens and health", tuple(cost_blocks(data))),
+        Section("changes", "Since the baseline run", tuple(change_blocks(data.changes))),
+        Section("run", "The run", tuple(identity_blocks(data))),
+    ]
+    return [section for section in made if section.blocks]
+
+
+def _asset(name: str) -> str:
+    return files("roadeval.tasks.report").joinpath(_TEMPLATES, name).read_text(encoding="utf-8")
+
+
+def render(data: ReportData) -> str:
+    """The whole page as one string: no external script, style, font or image."""
+    import jinja2
+
+    environment = jinja2.Environment(
+        loader=jinja2.FunctionLoader(lambda name: _asset(name)),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    environment.globals["kind_of"] = kind_of
+    template = environment.get_template("report.html.j2")
+    return template.render(
+        run=data.run,
+        sections=sections(data),
+        style=Markup(_asset("report.css")),
+        script=Markup(_asset("sortable.js")),
+    )

@@ -1,0 +1,313 @@
+"""The report's sections on the run itself: cost, tokens and health per model and role; what
+changed since its baseline run; and its identity (the manifest: panel, suites with versions and
+hashes, models with endpoints and settings, code version, times, status)."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import datetime
+
+from roadeval.tasks.report.blocks import Block, Cell, Figure, Fold, Header, Note, Table, plain
+from roadeval.tasks.report.change_reads import KINDS, MOVED_SHOWN, Changes
+from roadeval.tasks.report.reading import ReportData
+from roadeval.tasks.report.run_reads import CostRow
+from roadeval.tasks.results.formats import MISSING, format_value
+from roadeval.tasks.results.manifest import RunManifest
+
+
+def _count(n: int, **data: str) -> Cell:
+    return Cell(str(n), n, data=data)
+
+
+def _usd(usd: float, unknown: int) -> Cell:
+    text = f"${usd:,.4f}"
+    if unknown:
+        text += f" + {unknown} unknown"
+    return Cell(text, usd, title="a floor: some requests have no known cost" if unknown else "")
+
+
+def _cost_rows(rows: Sequence[CostRow], by_suite: bool) -> tuple[tuple[Cell, ...], ...]:
+    totals: dict[tuple[str, ...], list[float]] = defaultdict(lambda: [0.0] * 7)
+    for r in rows:
+        key: tuple[str, ...] = (r.model, r.suite, r.role) if by_suite else (r.model, r.role)
+        numbers = (r.requests, r.reused, r.tokens_in, r.tokens_out, r.usd, r.unknown, r.failed)
+        totals[key] = [a + b for a, b in zip(totals[key], numbers, strict=True)]
+    out = []
+    for key, (requests, reused, t_in, t_out, usd, unknown, failed) in sorted(totals.items()):
+        out.append(
+            (
+                *(plain(part) for part in key),
+                _count(int(requests)),
+                _count(int(reused)),
+                _count(int(t_in)),
+                _count(int(t_out)),
+                _usd(usd, int(unknown)),
+                Cell(str(int(failed)), int(failed), emphasis=bool(failed)),
+            )
+        )
+    return tuple(out)
+
+
+_COST_HEADERS = ("requests", "reused", "tokens in", "tokens out", "USD", "failed requests")
+
+
+def _health_table(manifest: RunManifest) -> Table:
+    names = ("items", "scored", "calls", "cached", "errors", "abnormal", "unparsed", "reasks")
+    judged = any(c.judge_calls or c.judge_cached or c.unscored for c in manifest.counts)
+    extra = ("judge_calls", "judge_cached", "unscored") if judged else ()
+    headers = (
+        Header("suite"),
+        Header("model"),
+        *(Header(n.replace("_", " "), True, manifest.count_meanings.get(n, "")) for n in names),
+        *(Header(n.replace("_", " "), True, manifest.count_meanings.get(n, "")) for n in extra),
+    )
+    rows = tuple(
+        (
+            plain(c.suite),
+            plain(c.model),
+            *(
+                Cell(str(getattr(c, n)), getattr(c, n), emphasis=n == "errors" and c.errors > 0)
+                for n in (*names, *extra)
+            ),
+        )
+        for c in manifest.counts
+    )
+    return Table("health per suite and model (the run's counts)", headers, rows, "health")
+
+
+def cost_blocks(data: ReportData) -> list[Block]:
+    """Per model and role: requests, reused answers, tokens, USD, failed requests (per suite
+    too, folded); bars of tokens and of cost per model where there are any; the run's health."""
+    from roadeval.tasks.report.plots import stacked_bars
+
+    blocks: list[Block] = []
+    if data.costs:
+        headers = (Header("model"), Header("role"), *(Header(h, True) for h in _COST_HEADERS))
+        blocks.append(Table("cost per model and role", headers, _cost_rows(data.costs, False)))
+        detail = (
+            Header("model"),
+            Header("suite"),
+            Header("role"),
+            *(Header(h, True) for h in _COST_HEADERS),
+        )
+        table = Table("cost per model, suite and role", detail, _cost_rows(data.costs, True))
+        blocks.append(Fold("cost per model, suite and role", (table,)))
+        models = sorted({r.model for r in data.costs})
+        tokens_in = [sum(r.tokens_in for r in data.costs if r.model == m) for m in models]
+        tokens_out = [sum(r.tokens_out for r in data.costs if r.model == m) for m in models]
+        if any(tokens_in) or any(tokens_out):
+            svg = stacked_bars(
+                models,
+                [
+                    ("tokens in", [float(t) for t in tokens_in]),
+                    ("tokens out", [float(t) for t in tokens_out]),
+                ],
+                ylabel="tokens",
+            )
+            blocks.append(
+                Figure(svg, "tokens per model (this run's requests; reused answers cost none)")
+            )
+        roles = sorted({r.role for r in data.costs})
+        usd = [
+            (
+                role,
+                [sum(r.usd for r in data.costs if r.model == m and r.role == role) for m in models],
+            )
+            for role in roles
+        ]
+        if any(any(v) for _, v in usd):
+            blocks.append(
+                Figure(stacked_bars(models, usd, ylabel="USD"), "cost per model, by role")
+            )
+    manifest = data.run.manifest
+    if manifest is not None and manifest.counts:
+        blocks.append(_health_table(manifest))
+    return blocks
+
+
+def change_blocks(changes: Changes) -> list[Block]:
+    """Items per suite and kind of change, score changes and flipped verdicts per suite x
+    model, and the metrics that moved (signed deltas, largest first)."""
+    if changes.baseline_run_id is None:
+        return []
+    blocks: list[Block] = [Note(f"compared with the baseline run {changes.baseline_run_id}")]
+    items = tuple(
+        (plain(suite), *(_count(counts.get(kind, 0)) for kind in KINDS))
+        for suite, counts in sorted(changes.items.items())
+    )
+    headers = (Header("suite"), *(Header(k, True) for k in KINDS))
+    blocks.append(Table("items against the baseline run", headers, items, "changes"))
+    if changes.scores:
+        headers = (
+            Header("suite"),
+            Header("model"),
+            Header("variant"),
+            *(Header(h, True) for h in ("score changes", "flipped", "1 to 0", "0 to 1", "items")),
+        )
+        rows = tuple(
+            (
+                plain(s.suite),
+                plain(s.model),
+                plain(s.variant or "as released"),
+                _count(s.changes),
+                Cell(str(s.flipped), s.flipped, emphasis=bool(s.flipped)),
+                _count(s.lost),
+                _count(s.gained),
+                _count(s.items),
+            )
+            for s in changes.scores
+        )
+        blocks.append(Table("scores that changed", headers, rows, "score-changes"))
+    else:
+        blocks.append(Note("no item's score changed"))
+    if not changes.moved:
+        blocks.append(Note("no metric moved"))
+        return blocks
+    headers = tuple(
+        Header(h, h in ("baseline", "new", "delta"))
+        for h in ("suite", "task", "model", "metric", "variant", "baseline", "new", "delta")
+    )
+    rows = tuple(
+        (
+            plain(m.suite),
+            plain(m.task),
+            plain(m.model),
+            plain(m.metric),
+            plain(m.variant or "as released"),
+            Cell(
+                format_value(m.baseline_value) if m.baseline_value is not None else "absent",
+                m.baseline_value,
+            ),
+            Cell(format_value(m.new_value) if m.new_value is not None else "absent", m.new_value),
+            _delta(m.delta, m.baseline_value),
+        )
+        for m in changes.moved
+    )
+    caption = f"metrics that moved: {changes.moved_total}"
+    if changes.moved_total > len(changes.moved):
+        caption += f" (the {MOVED_SHOWN} largest shown; `roadeval changes --all` lists every one)"
+    blocks.append(Table(caption, headers, rows, "metric-deltas"))
+    return blocks
+
+
+def _delta(delta: float | None, baseline: float | None) -> Cell:
+    if delta is None:
+        return Cell("added" if baseline is None else "removed", None)
+    sign = "up" if delta > 0 else "down"
+    return Cell(f"{delta:+.4g}", delta, data={"sign": sign}, mark="▲" if delta > 0 else "▼")
+
+
+def _when(value: datetime | None) -> str:
+    return value.isoformat(timespec="seconds") if value is not None else MISSING
+
+
+def identity_blocks(data: ReportData) -> list[Block]:
+    """The run's record and its manifest: what ran, on what, from which code, when."""
+    run, manifest = data.run, data.run.manifest
+    facts: list[tuple[str, str]] = [
+        ("run", run.run_id),
+        ("panel", run.panel),
+        ("status", run.status + (f": {run.message}" if run.message else "")),
+        ("started", _when(run.started_at)),
+        ("ended", _when(run.ended_at)),
+        ("code version", run.code_version),
+        ("baseline run", run.baseline_run_id or "none"),
+        ("items scored", str(data.scored)),
+    ]
+    if run.started_at and run.ended_at:
+        facts.insert(5, ("took", f"{(run.ended_at - run.started_at).total_seconds():.1f} s"))
+    if manifest is not None:
+        facts += [("store", manifest.store), ("orchestrator", manifest.orchestrator)]
+        if manifest.engines is not None:
+            engines = manifest.engines
+            facts.append(("engines", json.dumps(engines.model_dump(), sort_keys=True)))
+        if manifest.budget_usd is not None:
+            facts.append(("budget", f"${manifest.budget_usd:,.2f}"))
+    table = Table(
+        "the run",
+        (Header("what"), Header("value")),
+        tuple((plain(k), plain(v)) for k, v in facts),
+        "identity",
+    )
+    blocks: list[Block] = [table]
+    if manifest is None:
+        blocks.append(
+            Note("the run's manifest could not be read: no suites or models listed", True)
+        )
+        return blocks
+    blocks.append(_suites_table(manifest))
+    blocks.append(_models_table(manifest))
+    if manifest.generation:
+        blocks.append(Fold("settings sent per suite and model", (_generation_table(manifest),)))
+    for name, problem in sorted(data.unloaded.items()):
+        blocks.append(
+            Note(
+                f"suite {name} could not be loaded here ({problem}): its own tables and "
+                "rules are missing",
+                True,
+            )
+        )
+    return blocks
+
+
+def _suites_table(manifest: RunManifest) -> Table:
+    headers = ("suite", "version", "hash", "items", "tasks", "prompt", "scorer", "source")
+    rows = tuple(
+        (
+            plain(s.name),
+            plain(s.version),
+            Cell(s.hash[:12], s.hash, title=s.hash),
+            _count(s.items),
+            Cell(str(len(s.tasks)), len(s.tasks), title=", ".join(s.tasks)),
+            plain(s.prompt_version),
+            plain(s.scorer_version or MISSING),
+            plain(s.source + (" (demo)" if s.demo else "")),
+        )
+        for s in manifest.suites
+    )
+    return Table(
+        "suites", tuple(Header(h, h in ("items", "tasks")) for h in headers), rows, "suites"
+    )
+
+
+def _models_table(manifest: RunManifest) -> Table:
+    from roadeval.tasks.requests.model_spec import ModelSpec
+
+    rows = []
+    for role, dumped in [
+        *(("answer", m) for m in manifest.models),
+        *((("judge", manifest.judge),) if manifest.judge else ()),
+    ]:
+        spec = ModelSpec.model_validate(dumped)
+        settings = {"params": spec.params, "mode": spec.mode, "samples": spec.samples}
+        rows.append(
+            (
+                plain(spec.label),
+                plain(role + (" (baseline)" if spec.is_baseline else "")),
+                plain(spec.model),
+                plain(spec.api_base or MISSING),
+                plain(json.dumps(settings, sort_keys=True, default=str)),
+            )
+        )
+    headers = tuple(Header(h) for h in ("model", "role", "model string", "endpoint", "settings"))
+    return Table("models", headers, tuple(rows), "models")
+
+
+def _generation_table(manifest: RunManifest) -> Table:
+    """Per suite x model: the generation settings sent, and where they depart from the
+    protocol's."""
+    rows = tuple(
+        (
+            plain(g.suite),
+            plain(g.model),
+            plain(json.dumps(g.sent, sort_keys=True, default=str)),
+            plain(
+                json.dumps(g.departures, sort_keys=True, default=str) if g.departures else "none"
+            ),
+        )
+        for g in manifest.generation
+    )
+    headers = tuple(Header(h) for h in ("suite", "model", "sent", "departures from the protocol"))
+    return Table("generation settings", headers, rows, "generation")
