@@ -188,7 +188,7 @@ def _run_panel_once(panel_path: Path, overrides: _Overrides) -> None:
 def _report(summary: RunSummary, strict: bool = False) -> None:
     from roadeval.tasks.results.report import print_report
 
-    print_report(consoles.out, summary.metrics, summary.manifest)
+    print_report(consoles.out, summary.metrics, summary.manifest, pairs=summary.pairs)
     _print_costs(summary)
     for suite in summary.manifest.suites:
         if suite.unknown_fields_message:

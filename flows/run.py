@@ -159,6 +159,8 @@ class _Run:
     spread: int = 0
     # The run's own log lines (Prefect's run logger under a flow run), chosen where it starts.
     log: RunLog = field(default_factory=RunLog)
+    # The paired differences landed with the metrics (a finished run's).
+    pairs: list[MetricPairRow] = field(default_factory=list)
 
     def manifest(self, results: list[ShardResult], ended: datetime | None) -> RunManifest:
         remote = self.engines.remote
@@ -184,6 +186,7 @@ class _Run:
             orchestrator=str(self.context.orchestrator.kind),
             budget=self._budget_state(status),
             estimates=self.estimates,
+            pairs=self.pairs,
         )
 
     def execute(self) -> RunSummary:
@@ -206,7 +209,7 @@ class _Run:
                 return self._logged(self.summary(key, [], manifest, [], RunStatus.PLANNED))
             if failure is None and not self.engines.stop.requested:
                 # Metrics only from a whole run: a stopped run's would describe a subset.
-                metrics, intervals = self._land_metrics(results)
+                metrics, self.pairs, intervals = self._land_metrics(results)
         except Exception as exc:
             failure = exc
         if metrics is not None:
@@ -462,7 +465,9 @@ class _Run:
         cache = ResponseCache(self.context.store)
         return worst_case_left(self.plans, cache, judge_spec, self.context.run_id)
 
-    def _land_metrics(self, results: list[ShardResult]) -> tuple[list[MetricRow], IntervalsRecord]:
+    def _land_metrics(
+        self, results: list[ShardResult]
+    ) -> tuple[list[MetricRow], list[MetricPairRow], IntervalsRecord]:
         """The run's metrics per suite x model x variant (a blind ablation's never mixed into
         the released items'), their headline intervals and the pairs' differences (per
         variant), the metric deltas against the baseline and the suites' own tables, in one
@@ -499,7 +504,7 @@ class _Run:
                 *extra,
             ],
         )
-        return metrics, intervals
+        return metrics, pairs, intervals
 
     def _intervals(
         self,

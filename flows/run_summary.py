@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from roadeval.flows.run_record import RunStatus
 
 if TYPE_CHECKING:
-    from roadeval.storage.records import MetricRow
+    from roadeval.storage.records import MetricPairRow, MetricRow
     from roadeval.tasks.calls.stopping import StopReason
     from roadeval.tasks.results.manifest import RunManifest
     from roadeval.tasks.shard.stages import ShardResult
@@ -48,6 +48,8 @@ class RunSummary:
     report: str | None = None
     report_url: str | None = None
     report_error: str | None = None
+    # The paired differences of the headline metrics (`metric_pairs`), as landed.
+    pairs: list[MetricPairRow] = field(default_factory=list)
 
     @property
     def n_errors(self) -> int:

@@ -18,17 +18,44 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
 
-from roadeval.storage.part_index import PartIndex, Published, run_of, schema_fingerprint
+from roadeval.storage.part_index import PartIndex, Published, schema_fingerprint
 from roadeval.storage.store import Store
 from roadeval.storage.tables import SCHEMAS, write_part
+from roadeval.storage.visibility import (
+    COMPACTED,
+    LANDINGS,
+    compacted_name,
+    listed_parts,
+    part_name,
+    table_keys,
+    visible_keys,
+)
 
-LANDINGS = "landings/"
+__all__ = [
+    "COMPACTED",
+    "LANDINGS",
+    "Part",
+    "UnreadablePart",
+    "compacted_name",
+    "is_landed",
+    "land",
+    "listed_parts",
+    "part_name",
+    "publish",
+    "read_part",
+    "read_rows",
+    "read_table",
+    "records_of",
+    "table_keys",
+    "visible_keys",
+    "visible_parts",
+]
 
 
 @dataclass(frozen=True)
@@ -81,46 +108,6 @@ def is_landed(store: Store, name: str) -> bool:
     return store.exists(f"{LANDINGS}{name}")
 
 
-# The landing of a run's compacted parts: `<run_id>-compacted`.
-COMPACTED = "-compacted"
-
-
-def compacted_name(run_id: str) -> str:
-    return f"{run_id}{COMPACTED}"
-
-
-def visible_keys(keys: Iterable[str], landed: Collection[str]) -> list[str]:
-    """Of a table's part keys, those a reader sees: parts of landings in `landed`, except a
-    run's other parts in a folder where its compacted part is landed (they hold the same rows)."""
-    by_folder: dict[str, list[str]] = {}
-    for key in keys:
-        if part_name(key) in landed:
-            by_folder.setdefault(key.rsplit("/", 1)[0], []).append(key)
-    visible: list[str] = []
-    for folder_keys in by_folder.values():
-        names = [part_name(key) for key in folder_keys]
-        compacted = tuple(f"{n.removesuffix(COMPACTED)}-" for n in names if n.endswith(COMPACTED))
-        if not compacted:
-            visible.extend(folder_keys)
-            continue
-        visible.extend(
-            key
-            for key, name in zip(folder_keys, names, strict=True)
-            if name.endswith(COMPACTED) or not name.startswith(compacted)
-        )
-    return sorted(visible)
-
-
-def part_name(key: str) -> str:
-    """The landing name of a part key: tables/<t>/.../<name>.parquet -> <name>."""
-    return key.rsplit("/", 1)[-1].removesuffix(".parquet")
-
-
-def table_keys(store: Store, table: str) -> list[str]:
-    """Every Parquet part of `table`, landed or not."""
-    return [k for k in store.list(f"tables/{table}/") if k.endswith(".parquet")]
-
-
 def visible_parts(
     store: Store,
     *,
@@ -137,27 +124,6 @@ def visible_parts(
     if view is not None:
         return {table: view.keys(table, runs) for table in names}
     return listed_parts(store, tables=names, runs=runs, include_unlanded=include_unlanded)
-
-
-def listed_parts(
-    store: Store,
-    *,
-    tables: Iterable[str] | None = None,
-    runs: Iterable[str] | None = None,
-    include_unlanded: bool = False,
-) -> dict[str, list[str]]:
-    """`visible_parts` by listing the markers and every part (`visible_keys`)."""
-    landed = {key.removeprefix(LANDINGS) for key in store.list(LANDINGS)}
-    wanted = None if runs is None else set(runs)
-    visible: dict[str, list[str]] = {}
-    for table in SCHEMAS if tables is None else tables:
-        keys = table_keys(store, table)
-        if wanted is not None:
-            keys = [k for k in keys if (run := run_of(part_name(k))) is None or run in wanted]
-        visible[table] = visible_keys(keys, landed)
-        if include_unlanded:
-            visible[table] += [key for key in keys if part_name(key) not in landed]
-    return visible
 
 
 def read_table(store: Store, table: str) -> pa.Table:

@@ -24,7 +24,6 @@ import hashlib
 import io
 import json
 import logging
-import re
 import threading
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -36,6 +35,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from roadeval.storage.store import ConditionalWritesUnsupported, Store
+from roadeval.storage.visibility import listed_parts, run_of
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +52,6 @@ SNAPSHOT = 256
 _DIGITS = 12
 # Objects read at once (on S3 a read is mostly waiting).
 _READERS = 8
-# A run's landings are named `<run_id>-...` (flows.run_start makes the id).
-_RUN_OF = re.compile(r"(\d{8}T\d{6}Z-[0-9a-f]{8})-")
 
 ROWS = pa.schema(
     [
@@ -71,12 +69,6 @@ ROWS = pa.schema(
 
 # A part as a landing reports it: its table, key and schema fingerprint.
 Published = tuple[str, str, str | None]
-
-
-def run_of(name: str) -> str | None:
-    """The run a landing belongs to, from its name (None: a suite's items, shared by runs)."""
-    found = _RUN_OF.match(name)
-    return found.group(1) if found else None
 
 
 def schema_fingerprint(schema: pa.Schema) -> str:
@@ -276,8 +268,6 @@ class PartIndex:
     def _bootstrap(self) -> None:
         """Snapshot 0: what a store written before the index shows (a listing of its markers'
         parts), so that its landings stay visible."""
-        from roadeval.storage.landing import listed_parts
-
         rows = [
             entry_rows(0, key.rsplit("/", 1)[-1].removesuffix(".parquet"), [(table, key, None)])
             for table, keys in listed_parts(self.store).items()
