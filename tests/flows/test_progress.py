@@ -93,7 +93,8 @@ def test_final_cost_table_per_model_suite_role_with_unknown_costs(
     result = invoke("run", "--panel", str(panel), "--store", store)
     assert result.exit_code == 0, result.output
     assert "cost per model, suite and role" in result.output
-    lines = result.output.splitlines()
+    # The cost table's rows (the leaderboard above has a row per model too).
+    lines = result.output.split("cost per model, suite and role", 1)[1].splitlines()
     [priced] = [line for line in lines if line.startswith("│ priced ")]
     # 43 requests of 100 tokens in and 2 out: 43 x (1e-4 + 2e-5) USD.
     assert "43" in priced and "4300" in priced and "86" in priced and "$0.0052" in priced
@@ -104,5 +105,6 @@ def test_final_cost_table_per_model_suite_role_with_unknown_costs(
     # A second run reuses every answer: nothing paid, the reuses counted.
     result = invoke("run", "--panel", str(panel), "--store", store)
     assert result.exit_code == 0, result.output
-    [priced] = [line for line in result.output.splitlines() if line.startswith("│ priced ")]
+    costs = result.output.split("cost per model, suite and role", 1)[1].splitlines()
+    [priced] = [line for line in costs if line.startswith("│ priced ")]
     assert "$0.0000" in priced and " 43 " in priced

@@ -97,5 +97,6 @@ def test_console_script_run_reports_and_lands_everything(
     )
     assert done.returncode == 0, done.stderr
     # The last lines, printed just before the quick exit, are all there.
-    assert done.stdout.rstrip().splitlines()[-1].startswith("manifest: ")
+    last = done.stdout.rstrip().splitlines()[-2:]
+    assert last[0].startswith("manifest: ") and last[1].startswith("report: ")
     assert query_csv(store, "select status from runs")[1:] == ["finished"]
