@@ -30,7 +30,7 @@ def round_robin(pairs: Sequence[tuple[str, str]]) -> list[int]:
 
 def unanswered_first_attempts(plan: ShardPlan) -> int:
     """The requests a shard's plan will send at least: first attempts the store cannot answer."""
-    return sum(1 for planned in plan.items if planned.stored[0] is None)
+    return sum(1 for planned in plan.items if not planned.answered(0))
 
 
 class AnswerSpread:

@@ -314,7 +314,7 @@ class _Run:
             (plan.shard, planned.item)
             for plan in self.plans
             for planned in plan.items
-            if planned.stored[0] is None
+            if not planned.answered(0)
         ]
         if missing:
             shard, item = missing[0]

@@ -48,25 +48,38 @@ class LandedRows:
 
 @dataclass(frozen=True)
 class StoredOutcome:
-    """One item's answer chain (an answer per attempt), its parses and score rows, and the
-    judge's answers, as the baseline run landed them (of one sample and variant)."""
+    """One item's answer chain (an answer per attempt: their request keys, and the rows they
+    are in), its parses and score rows, and the judge's answers, as the baseline run landed
+    them (of one sample and variant). The answers are made on demand (`calls`): a rerun that
+    copies the outcome whole never needs them."""
 
     item_id: str
     sample: int
     content_hash: str
-    calls: tuple[ModelCall, ...]
-    judge_calls: tuple[ModelCall, ...]
+    keys: tuple[str, ...]
     parses: tuple[ParseRow, ...]
     scores: tuple[ScoreRow, ...]
     landed: LandedRows
+    answers: _Answers = field(compare=False, repr=False)
+    chain: tuple[int, ...] = ()
+    judged: tuple[int, ...] = ()
     variant: str = ""
+
+    @property
+    def calls(self) -> tuple[ModelCall, ...]:
+        """The chain's answers, attempt by attempt (reused: cached, at no cost)."""
+        return tuple(self.answers.call(at) for at in self.chain)
+
+    @property
+    def judge_calls(self) -> tuple[ModelCall, ...]:
+        return tuple(self.answers.call(at) for at in self.judged)
 
     def matches(self, content_hash: str, keys: Sequence[str]) -> bool:
         """Whether a rerun of the item asks what the baseline asked: the same content, and the
         chain's request keys attempt by attempt."""
-        if content_hash != self.content_hash or len(self.calls) > len(keys):
+        if content_hash != self.content_hash or len(self.keys) > len(keys):
             return False
-        return all(call.request_key == key for call, key in zip(self.calls, keys, strict=False))
+        return all(mine == key for mine, key in zip(self.keys, keys, strict=False))
 
     @property
     def final_parse(self) -> ParsedAnswer:
@@ -93,15 +106,19 @@ class BaselineAnswers:
     id, sample and variant) of one suite x model."""
 
     run_id: str
-    answers: dict[str, ModelCall] = field(default_factory=dict)
+    # Each request key's answer row (the first landed), in `rows`.
+    answers: dict[str, int] = field(default_factory=dict)
     outcomes: dict[OutcomeKey, StoredOutcome] = field(default_factory=dict)
     scores: dict[OutcomeKey, tuple[ScoreRow, ...]] = field(default_factory=dict)
     # Parquet parts read, for the benchmark's count of store requests; parts that did not read.
     parts_read: int = 0
     unreadable: list[str] = field(default_factory=list)
 
+    rows: _Answers | None = None
+
     def stored(self, request_key: str) -> ModelCall | None:
-        return self.answers.get(request_key)
+        at = self.answers.get(request_key)
+        return None if at is None or self.rows is None else self.rows.call(at)
 
     @classmethod
     def read(cls, store: Store, run_id: str, suite: str, model: str) -> BaselineAnswers:
@@ -136,20 +153,18 @@ class BaselineAnswers:
 
     @classmethod
     def of(cls, run_id: str, tables: Mapping[str, pa.Table]) -> BaselineAnswers:
-        """Index a run's tables of one suite x model (`OUTCOME_TABLES`, each of its schema)."""
+        """Index a run's tables of one suite x model (`OUTCOME_TABLES`, each of its schema).
+        Answers stay columns until one is wanted: a rerun copies most outcomes whole."""
         found = cls(run_id)
-        responses: list[ResponseRow] = records_of("responses", tables["responses"])
+        answers = found.rows = _Answers(tables["responses"])
         parses: list[ParseRow] = records_of("parses", tables["parses"])
         scores: list[ScoreRow] = records_of("scores", tables["scores"])
         by_item: dict[OutcomeKey, list[int]] = {}
-        # One answer per row, shared by the by-key index and the item's outcome.
-        calls: dict[int, ModelCall] = {}
-        for at, row in enumerate(responses):
-            if row.error_kind is None and row.raw_text:
-                by_item.setdefault(_of(row), []).append(at)
-                call = calls[at] = _call(row)
-                if row.role == "answer":
-                    found.answers.setdefault(row.request_key, call)
+        for at, key in enumerate(answers.outcome_keys):
+            if answers.usable(at):
+                by_item.setdefault(key, []).append(at)
+                if answers.roles[at] == "answer":
+                    found.answers.setdefault(answers.request_keys[at], at)
         parses_of: dict[OutcomeKey, list[int]] = {}
         for at, parse in enumerate(parses):
             parses_of.setdefault(_of(parse), []).append(at)
@@ -157,7 +172,7 @@ class BaselineAnswers:
         for at, score in enumerate(scores):
             scores_of.setdefault(_of(score), []).append(at)
         found.scores = {key: tuple(scores[at] for at in ats) for key, ats in scores_of.items()}
-        rows = _Rows(tables, responses, parses, scores, calls)
+        rows = _Rows(tables, answers, parses, scores)
         for key, ats in scores_of.items():
             outcome = rows.outcome(key, by_item.get(key, []), parses_of.get(key, []), ats)
             if outcome is not None:
@@ -169,6 +184,56 @@ def _of(row: ResponseRow | ParseRow | ScoreRow) -> OutcomeKey:
     """A row's item, sample and variant (rows landed before samples were kept: the first;
     before variants were: as released)."""
     return row.item_id, row.sample or 1, row.variant or ""
+
+
+# Answers made from their own row before the whole table is made into records.
+_ONE_BY_ONE = 64
+
+
+class _Answers:
+    """A baseline's response rows of one suite x model as the columns an index needs, and each
+    row's answer made on demand (once) as the answer a rerun reuses (cached: it pays nothing)."""
+
+    def __init__(self, table: pa.Table) -> None:
+        self.table = table
+        column = table.column
+        self.request_keys: list[str] = column("request_key").to_pylist()
+        self.roles: list[str] = column("role").to_pylist()
+        self.attempts: list[int] = column("attempt").to_pylist()
+        self._errors: list[str | None] = column("error_kind").to_pylist()
+        self._texts: list[str | None] = column("raw_text").to_pylist()
+        # Rows landed before samples (or variants) were kept: the first sample, as released.
+        self.outcome_keys: list[OutcomeKey] = [
+            (item, sample or 1, variant or "")
+            for item, sample, variant in zip(
+                column("item_id").to_pylist(),
+                column("sample").to_pylist(),
+                column("variant").to_pylist(),
+                strict=True,
+            )
+        ]
+        self._made: dict[int, ModelCall] = {}
+        self._records: list[ResponseRow] | None = None
+
+    def usable(self, at: int) -> bool:
+        """Whether row `at` is an answer (no error, some text)."""
+        return self._errors[at] is None and bool(self._texts[at])
+
+    def call(self, at: int) -> ModelCall:
+        made = self._made.get(at)
+        if made is None:
+            made = self._made[at] = _call(self._record(at))
+        return made
+
+    def _record(self, at: int) -> ResponseRow:
+        # A few rows one by one (a rerun's fixed references); past that every row at once (a
+        # rescore wants them all), which costs less than a row's slice each.
+        if self._records is None and len(self._made) < _ONE_BY_ONE:
+            (row,) = records_of("responses", self.table.slice(at, 1))
+            return row
+        if self._records is None:
+            self._records = records_of("responses", self.table)
+        return self._records[at]
 
 
 def _call(row: ResponseRow) -> ModelCall:
@@ -204,20 +269,20 @@ def _call(row: ResponseRow) -> ModelCall:
 
 @dataclass(frozen=True)
 class _Rows:
-    """A baseline's tables of one suite x model, as records, and the answers of its rows."""
+    """A baseline's tables of one suite x model: its answers (columns), parses and scores."""
 
     tables: Mapping[str, pa.Table]
-    responses: list[ResponseRow]
+    answers: _Answers
     parses: list[ParseRow]
     scores: list[ScoreRow]
-    calls: dict[int, ModelCall]
 
     def outcome(
         self, key: OutcomeKey, responses: list[int], parses: list[int], scores: list[int]
     ) -> StoredOutcome | None:
         """An item's whole scored chain (rows by number), or None when the baseline did not
         land one (an error, a stop, an answer missing at some attempt)."""
-        answers = {self.responses[at].attempt: at for at in responses if self._answer(at)}
+        roles, attempts = self.answers.roles, self.answers.attempts
+        answers = {attempts[at]: at for at in responses if roles[at] == "answer"}
         if not parses or not answers:
             return None
         by_attempt = sorted(parses, key=lambda at: self.parses[at].attempt)
@@ -227,15 +292,14 @@ class _Rows:
         content = {self.scores[at].content_hash for at in scores}
         if len(content) != 1:
             return None
-        chain = [answers[n] for n in range(1, last + 1)]
-        judged = [at for at in responses if self.responses[at].role == "judge"]
+        chain = tuple(answers[n] for n in range(1, last + 1))
+        judged = tuple(at for at in responses if roles[at] == "judge")
         return StoredOutcome(
             item_id=key[0],
             sample=key[1],
             variant=key[2],
             content_hash=content.pop(),
-            calls=tuple(self.calls[at] for at in chain),
-            judge_calls=tuple(self.calls[at] for at in judged),
+            keys=tuple(self.answers.request_keys[at] for at in chain),
             parses=tuple(self.parses[at] for at in by_attempt),
             scores=tuple(self.scores[at] for at in scores),
             landed=LandedRows(
@@ -246,10 +310,10 @@ class _Rows:
                     "scores": tuple(scores),
                 },
             ),
+            answers=self.answers,
+            chain=chain,
+            judged=judged,
         )
-
-    def _answer(self, at: int) -> bool:
-        return self.responses[at].role == "answer"
 
 
 def parsed_answer(row: ParseRow) -> ParsedAnswer:

@@ -174,9 +174,9 @@ def estimate_plans(
             (suite.name, judge_spec.label, JUDGE, variant) if judge_spec is not None else None
         )
         for planned in plan.items:
-            tally.answered += int(planned.stored[0] is not None)
-            for index, stored in enumerate(planned.stored):
-                if stored is None:
+            tally.answered += int(planned.answered(0))
+            for index in range(len(planned.requests)):
+                if not planned.answered(index):
                     tally.add(_answer_case(spec, planned, index), expected=index == 0)
             if judge_key is None or judge_spec is None or not suite.uses_judge:
                 continue
@@ -187,7 +187,7 @@ def estimate_plans(
             judge_tally = tallies.setdefault(judge_key, _Tally())
             specs[judge_key] = judge_spec
             # An answer already stored may have its verdict stored too: worst case only.
-            answered = planned.stored[0] is not None
+            answered = planned.answered(0)
             judge_tally.answered += int(answered)
             judge_tally.add(_judge_case(judge_spec, spec, planned, judged), expected=not answered)
     return [_row(run_id, key, tallies[key], specs[key], now) for key in sorted(tallies)]

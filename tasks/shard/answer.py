@@ -62,7 +62,10 @@ class ItemOutcome:
 
     @property
     def final_parse(self) -> ParsedAnswer | None:
-        """The parse that is scored: the last attempt's, if the protocol ran to its end."""
+        """The parse that is scored: the last attempt's, if the protocol ran to its end (a
+        copied outcome's: the baseline's last)."""
+        if self.copied is not None:
+            return self.copied.final_parse
         if self.stopped or not self.attempts:
             return None
         return self.attempts[-1].parsed
@@ -82,7 +85,8 @@ class ItemOutcome:
 
     @property
     def asked(self) -> bool:
-        return bool(self.attempts)
+        """Whether it has an answer chain: asked now, or copied whole."""
+        return bool(self.attempts) or self.copied is not None
 
 
 async def answer_item(

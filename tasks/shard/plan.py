@@ -60,11 +60,20 @@ class PlannedItem:
 
     item: Item
     requests: tuple[ModelRequest, ...]
+    # The store's answer to each attempt's request (empty for a copied outcome: its answers
+    # are the baseline's chain, `reused`, never made: see `answered`).
     stored: tuple[ModelCall | None, ...]
     images: int
     prompt_tokens_est: int | None
     reused: StoredOutcome | None = None
     baseline_scores: tuple[ScoreRow, ...] = ()
+
+    def answered(self, index: int) -> bool:
+        """Whether the request of attempt `index` (from 0) has its answer already: the
+        store's, or a copied outcome's."""
+        if self.reused is not None:
+            return index < len(self.reused.keys)
+        return self.stored[index] is not None
 
 
 @dataclass(frozen=True)
@@ -153,8 +162,7 @@ def plan_item(
     outcome = answers.outcomes.get(whose)
     keys = [request.key for request in requests]
     if baseline.copy_scores and outcome is not None and outcome.matches(item.content_hash, keys):
-        stored = tuple(outcome.calls) + (None,) * (len(requests) - len(outcome.calls))
-        return PlannedItem(item, requests, stored, len(images), text, reused=outcome)
+        return PlannedItem(item, requests, (), len(images), text, reused=outcome)
     return PlannedItem(
         item,
         requests,
@@ -230,7 +238,7 @@ def plan_rows(plan: ShardPlan, judge: ModelClient | None, now: datetime) -> list
             "answer_model": client.spec.label,
             "created_at": now,
         }
-        for request, stored in zip(planned.requests, planned.stored, strict=True):
+        for index, request in enumerate(planned.requests):
             rows.append(
                 PlanRow(
                     **common,
@@ -241,7 +249,7 @@ def plan_rows(plan: ShardPlan, judge: ModelClient | None, now: datetime) -> list
                     request_key=request.key,
                     attempt=request.attempt,
                     conditional=request.attempt > 1,
-                    answered=stored is not None,
+                    answered=planned.answered(index),
                     params_json=encoded(request.params),
                     prompt_tokens_est=planned.prompt_tokens_est,
                     images=planned.images,

@@ -19,9 +19,9 @@ from roadeval.storage.records import ParseRow, ResponseRow, ScoreChangeRow, Scor
 from roadeval.storage.store import Store, StoreError, describe_store_error
 from roadeval.tasks.cache.responses import CorruptEntry, ResponseCache
 from roadeval.tasks.calls.gateway import ModelClient, run_on_gateway
-from roadeval.tasks.rerun.answers import StoredOutcome, parsed_answer
+from roadeval.tasks.rerun.answers import StoredOutcome
 from roadeval.tasks.rerun.deltas import score_changes
-from roadeval.tasks.shard.answer import Attempt, ItemOutcome, answer_item
+from roadeval.tasks.shard.answer import ItemOutcome, answer_item
 from roadeval.tasks.shard.asking import asker_for
 from roadeval.tasks.shard.copied_rows import copied_tables
 from roadeval.tasks.shard.counts import EVERY_METRIC, new_counts
@@ -157,18 +157,14 @@ def _land(
 
 def copied_outcome(planned: PlannedItem, variant: str = "") -> ItemOutcome:
     """The baseline's outcome of an item (shown as `variant`), as this run's: its answers
-    reused (cached, cost nothing), its parses read back, its score rows to be copied as they
-    are."""
+    reused (cached, cost nothing), its final parse read back, its score rows to be copied as
+    they are. Its answers are not made (`summarise` counts them from the stored chain): its
+    rows land by column."""
     stored = planned.reused
     assert stored is not None
-    parses = {row.attempt: row for row in stored.parses}
-    outcome = ItemOutcome(planned.item, sample=planned.requests[0].sample, variant=variant)
-    outcome.attempts = [
-        Attempt([call], parsed_answer(parses[call.attempt]) if call.attempt in parses else None)
-        for call in stored.calls
-    ]
-    outcome.judge_calls = list(stored.judge_calls)
-    outcome.copied = stored
+    outcome = ItemOutcome(
+        planned.item, sample=planned.requests[0].sample, variant=variant, copied=stored
+    )
     failed = [row for row in stored.scores if row.metric == EVERY_METRIC]
     if failed:
         outcome.scorer_error = ScorerError.from_row(failed[0])
@@ -193,6 +189,13 @@ def summarise(shard: Shard, outcomes: list[ItemOutcome]) -> ShardResult:
     counts = result.counts
     counts["items"] = len(outcomes)
     for outcome in outcomes:
+        copied = outcome.copied
+        if copied is not None:
+            # Every answer of a copy is reused: nothing sent, nothing paid.
+            counts["cached"] += len(copied.keys)
+            counts["judge_cached"] += len(copied.judged)
+            counts["reasks"] += max(0, len(copied.keys) - 1)
+            counts["scores_reused"] += 1
         for attempt in outcome.attempts:
             first = attempt.tries[0]
             if first.cached:
@@ -214,7 +217,6 @@ def summarise(shard: Shard, outcomes: list[ItemOutcome]) -> ShardResult:
             else:
                 result.cost_usd += cost
         counts["reasks"] += max(0, len(outcome.attempts) - 1)
-        counts["scores_reused"] += int(outcome.copied is not None)
         if outcome.stopped:
             counts["interrupted" if outcome.asked else "not_run"] += 1
             continue

@@ -130,7 +130,7 @@ def test_a_batch_model_answers_with_the_online_keys_at_the_batch_price_and_is_re
     # A second run finds every answer in the store: no file, batch or poll request at all.
     before = batch_server.requests_made
     again = plan_for(suite, items, ModelClient(spec), store)
-    assert all(p.stored[0] is not None for p in again.items)
+    assert all(p.answered(0) for p in again.items)
     rerun = run_shard(again, store)
     assert rerun.counts["cached"] == len(items) and rerun.cost_usd == 0.0
     assert batch_server.requests_made == before
@@ -156,7 +156,7 @@ def test_failed_lines_are_errors_never_answers_and_are_asked_again_next_run(
     assert "status 429" in (result.first_error or "")
     # Only the answers were kept: the failed three are asked again, in one new batch.
     again = plan_for(TripSuite(), items, ModelClient(spec), store)
-    assert sum(p.stored[0] is None for p in again.items) == 3
+    assert sum(not p.answered(0) for p in again.items) == 3
     rerun = run_shard(again, store)
     assert rerun.counts["errors"] == 0 and rerun.counts["calls"] == 3
     assert batch_server.batches_created == 2

@@ -1,0 +1,99 @@
+"""A baseline's answers are indexed from columns and made on demand: each stored answer equals
+the landed row it comes from, whether a few are asked for (row by row) or all (a rescore)."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from roadeval.storage.records import SCHEMAS
+from roadeval.tasks.rerun import answers as module
+from roadeval.tasks.rerun.answers import BaselineAnswers
+
+from support.rows import record
+
+RUN = "20261202T000000Z-aaaaaaaa"
+
+
+def _tables(n: int) -> dict[str, pa.Table]:
+    def table(name: str, rows: list[object]) -> pa.Table:
+        return pa.Table.from_pylist([r.__dict__ for r in rows], schema=SCHEMAS[name])
+
+    common = {"run_id": RUN, "suite": "s", "task": "t", "model": "m", "sample": 1, "variant": ""}
+    responses = [
+        record(
+            "responses",
+            **common,
+            item_id=f"i{k}",
+            content_hash=f"h{k}",
+            role="answer",
+            attempt=1,
+            try_number=1,
+            request_key=f"key-{k}",
+            raw_text=f"answer {k}",
+            model_string="openai/m",
+            tokens_in=10 + k,
+            tokens_out=1,
+            original_cost_usd=0.001 * k,
+            latency_s=0.5,
+            cached=False,
+        )
+        for k in range(n)
+    ]
+    parses = [
+        record(
+            "parses",
+            **common,
+            item_id=f"i{k}",
+            content_hash=f"h{k}",
+            attempt=1,
+            status="ok",
+            value_json='"A"',
+            rule="letter",
+            detail="",
+        )
+        for k in range(n)
+    ]
+    scores = [
+        record(
+            "scores",
+            **common,
+            item_id=f"i{k}",
+            content_hash=f"h{k}",
+            metric="correct",
+            value=float(k % 2),
+            status="scored",
+            request_key=f"key-{k}",
+        )
+        for k in range(n)
+    ]
+    return {
+        "responses": table("responses", responses),
+        "parses": table("parses", parses),
+        "scores": table("scores", scores),
+    }
+
+
+@pytest.mark.parametrize("asked", [3, 200])
+def test_stored_answers_are_their_rows_however_many_are_asked_for(asked: int) -> None:
+    found = BaselineAnswers.of(RUN, _tables(200))
+    assert len(found.outcomes) == 200 and len(found.answers) == 200
+    for k in range(asked):
+        call = found.stored(f"key-{k}")
+        assert call is not None and call.cached and call.try_number == 0
+        assert (call.request_key, call.text, call.attempt) == (f"key-{k}", f"answer {k}", 1)
+        assert call.output is not None and call.output.tokens_in == 10 + k
+        assert call.origin_run_id == RUN
+    assert found.stored("key-missing") is None
+    # Past a few, the table is made into records once rather than row by row.
+    assert found.rows is not None
+    assert (found.rows._records is not None) == (asked > module._ONE_BY_ONE)
+
+
+def test_an_outcome_matches_by_its_chains_keys_without_making_its_answers() -> None:
+    found = BaselineAnswers.of(RUN, _tables(5))
+    outcome = found.outcomes[("i2", 1, "")]
+    assert outcome.keys == ("key-2",) and outcome.matches("h2", ["key-2", "key-2-reask"])
+    assert not outcome.matches("h2", ["other"]) and not outcome.matches("changed", ["key-2"])
+    assert found.rows is not None and not found.rows._made  # nothing made yet
+    assert [c.request_key for c in outcome.calls] == ["key-2"]
