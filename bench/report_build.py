@@ -399,6 +399,50 @@ def build_store(store: Store, models: int, items: int, per_item: int) -> float:
     return time.perf_counter() - start
 
 
+# Group-bys of the kind the report runs, over its three big tables.
+COMPARED = {
+    "scores": "select model, metric, avg(value), count(*) from {} group by all",
+    "parses": "select model, status, count(*) from {} group by all",
+    "responses": "select model, role, sum(tokens_in), count(*) from {} group by all",
+}
+
+
+def views_against_native(store: Store, rounds: int = 3) -> None:
+    """Each query through the catalogue's view and through DuckDB's own `read_parquet` over
+    the same landed files, alternating, best of `rounds` (target: at most 1.5x)."""
+    import duckdb
+
+    from roadeval.storage.catalog import connect
+    from roadeval.storage.landing import visible_parts
+
+    print("views against DuckDB's native read_parquet over the same files (best of 3):")
+    root = Path(store.uri)
+    for table, sql in COMPARED.items():
+        files = [str(root / key) for key in visible_parts(store, tables=[table])[table]]
+        native = duckdb.connect()
+        native.execute("set variable files = ?", [files])
+        started = time.perf_counter()
+        con = connect(store, tables=[table])
+        opened = time.perf_counter() - started
+        best = {"view": float("inf"), "native": float("inf")}
+        for _ in range(rounds):
+            for kind in ("view", "native"):
+                started = time.perf_counter()
+                if kind == "view":
+                    con.execute(sql.format(table)).fetchall()
+                else:
+                    native.execute(sql.format("read_parquet(getvariable('files'))")).fetchall()
+                best[kind] = min(best[kind], time.perf_counter() - started)
+        con.close()
+        ratio = best["view"] / best["native"]
+        verdict = "within" if ratio <= 1.5 else "OVER"
+        print(
+            f"  {table:10s} {len(files):5d} parts: view {best['view']:.3f} s, native "
+            f"{best['native']:.3f} s, {ratio:.2f}x ({verdict} 1.5x); opening the catalogue "
+            f"for it {opened:.3f} s"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", type=int, default=20)
@@ -442,6 +486,7 @@ def main() -> None:
         print(f"in process: {time.perf_counter() - start:.2f} s, page {report.size / 1e6:.2f} MB")
         for name, seconds in timings.steps:
             print(f"  {name:32s} {seconds:8.3f} s")
+        views_against_native(store)
         if args.keep:
             print(f"kept: {root / 'store'}")
     finally:
