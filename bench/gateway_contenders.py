@@ -1,24 +1,32 @@
 """roadeval against a bare LiteLLM loop and inspect_ai, side by side in one session: N TRIP-shaped
 single-choice text items, an instant local OpenAI-compatible server (a process of its own, so its
-CPU is nobody's), 32 requests at a time for every contender. Issue #11's targets 1-3.
+CPU is nobody's), 32 requests at a time for every contender. Issue #21's targets.
 
     .venv/bin/python bench/gateway_contenders.py [--items 2000] [--rounds 3] [--small-items 200]
         [--contenders bare,roadeval,inspect] [--roadeval-python PY] [--roadeval-tree DIR]
+        [--base-tree DIR] [--latency-ms 0] [--concurrency 32]
 
     # the "before" figures: the committed code, side by side with edits in progress
     git archive HEAD | tar -x -C /tmp/head && .venv/bin/python bench/gateway_contenders.py \
-        --roadeval-tree /tmp/head
+        --base-tree /tmp/head
+    # a remote vLLM: 200 ms a reply, 128 requests at a time
+    .venv/bin/python bench/gateway_contenders.py --latency-ms 200 --concurrency 128
 
 Contenders, each a process tree of its own, measured the same way:
-  bare      `litellm.acompletion` under an asyncio.Semaphore(32) (bench/contenders/bare_loop.py)
+  bare      `litellm.acompletion` under an asyncio.Semaphore(C) (bench/contenders/bare_loop.py)
   roadeval  the real command `roadeval run --panel P --store DIR`, a fresh store each round
   inspect   `inspect eval` of inspect_ai's multiple-choice task (bench/contenders/inspect_task.py)
+  base      (with `--base-tree DIR`) roadeval's command on another checkout's code (a `git
+            archive` of the commit before a change), so before and after share every round
 
 Per contender and round: wall time, items/s (the whole command), calls/s (first to last request),
 CPU seconds of the process tree (getrusage(RUSAGE_CHILDREN) deltas, so Prefect's temporary server,
 which roadeval waits for, is counted; this process is also a child subreaper, so descendants that
-outlive their parent are reaped here and counted too: the `orphans` column), CPU ms per call, and
-the time from launch to the first request the server saw.
+outlive their parent are reaped here and counted too: the `orphans` column), CPU ms per call,
+the time from launch to the first request the server saw, and the most requests the server was
+answering at once (`peak`; with `--latency-ms`, also the mean in flight between the first request
+and the last reply, `mean`: calls x latency / that span). The 1-minute load average is printed
+after each round: compare ratios within a round, never figures across sessions.
 Each round also runs every contender over `--small-items` items: the extra CPU of the N items over
 those, per extra item, is the marginal CPU per call, start-up (imports, Prefect's server) taken out.
 The rounds alternate the order of the contenders (the machine is noisy: compare ratios). Every
@@ -52,11 +60,12 @@ from roadeval.benchmarks.registry import get_suite
 from roadeval.benchmarks.trip.demo import generate_demo
 
 BENCH = Path(__file__).resolve().parent
-CONTENDERS = ("bare", "roadeval", "inspect")
+CONTENDERS = ("bare", "roadeval", "inspect", "base")
 DEFAULT_INSPECT_PYTHON = "/work/bench-venvs/inspect/bin/python"
 _PR_SET_CHILD_SUBREAPER = 36
-# Targets of issue #11 (performance 1-3).
-CPU_TARGET, START_TARGET, RATE_TARGET = 1.25, 1.5, 4.0
+# Targets of issue #21: CPU per call and time to the first request against the bare loop and
+# inspect_ai; items/s against one bare loop (at 20,000 items, on 2 cores).
+CPU_TARGET, START_TARGET, BARE_RATE_TARGET = 1.15, 1.0, 1.6
 
 
 @dataclass(frozen=True)
@@ -71,6 +80,14 @@ class Measure:
     first_request_s: float
     calls_s: float  # from the first request to the last, as the server saw them
     orphans: int  # descendants that outlived the contender's process, reaped and counted here
+    peak: int = 0  # the most requests the server answered at once
+    latency_s: float = 0.0  # the server's delay before each reply
+
+    @property
+    def mean_in_flight(self) -> float:
+        """Requests in flight on average, from the first request's arrival to the last reply."""
+        span = self.calls_s + self.latency_s
+        return self.items * self.latency_s / span if span > 0 else float("nan")
 
     @property
     def items_per_s(self) -> float:
@@ -150,6 +167,12 @@ class Server:
     process: subprocess.Popen[str]
     api_base: str
     control: str
+    latency_s: float = 0.0
+
+    def watch_from(self, when: float) -> None:
+        """Start counting the peak of requests in flight from `when`."""
+        with urllib.request.urlopen(f"{self.control}/watch?from={when!r}") as reply:
+            reply.read()
 
     def arrivals(self, after: float) -> dict[str, Any]:
         with urllib.request.urlopen(f"{self.control}/arrivals?after={after!r}") as reply:
@@ -175,7 +198,10 @@ def start_server(python: str, tests: Path, *options: str) -> Server:
     if len(line) != 2:
         process.kill()
         raise RuntimeError("the instant server did not start (see its stderr above)")
-    return Server(process, line[0], line[1])
+    latency = 0.0
+    if "--latency-ms" in options:
+        latency = float(options[options.index("--latency-ms") + 1]) / 1000
+    return Server(process, line[0], line[1], latency)
 
 
 def _children_of(pid: int) -> list[int]:
@@ -239,6 +265,7 @@ def measure(contender: Contender, server: Server, items: int, round_no: int, log
     log = logs / f"{contender.name}-{contender.tag}.log"
     cpu_before = _cpu_of_children()
     launched = time.time()
+    server.watch_from(launched)
     start = time.perf_counter()
     with log.open("wb") as out:
         code = subprocess.Popen(
@@ -270,6 +297,8 @@ def measure(contender: Contender, server: Server, items: int, round_no: int, log
         seen["first"] - launched,
         seen["last"] - seen["first"],
         orphans,
+        int(seen["peak"] or 0),
+        server.latency_s,
     )
 
 
@@ -284,6 +313,7 @@ class Setup:
     roadeval_tree: str | None
     inspect_python: str
     workdir: Path
+    base_tree: str | None = None
 
 
 def base_env(setup: Setup) -> dict[str, str]:
@@ -317,6 +347,9 @@ def contenders_for(
     roadeval_env = dict(env)
     if setup.roadeval_tree:
         roadeval_env["PYTHONPATH"] = setup.roadeval_tree
+    base_env_ = dict(env)
+    if setup.base_tree:
+        base_env_["PYTHONPATH"] = setup.base_tree
     panel = write_panel(source.parent / "panel.yaml", source, server.api_base, setup.concurrency)
     store = setup.workdir / "stores" / tag
     inspect_env = {
@@ -325,7 +358,8 @@ def contenders_for(
         "BENCH_BASE_URL": server.api_base,
         "BENCH_API_KEY": "no-key",
     }
-    inspect_bin = Path(setup.inspect_python).parent / "inspect"
+    # Absolute: inspect runs in its task's folder.
+    inspect_bin = Path(os.path.abspath(setup.inspect_python)).parent / "inspect"
     return {
         "bare": Contender(
             "bare",
@@ -352,6 +386,19 @@ def contenders_for(
             ],
             roadeval_env,
         ),
+        "base": Contender(
+            "base",
+            tag,
+            [
+                *roadeval_command(setup.roadeval_python),
+                "run",
+                "--panel",
+                str(panel),
+                "--store",
+                str(setup.workdir / "stores" / f"{tag}-base"),
+            ],
+            base_env_,
+        ),
         "inspect": Contender(
             "inspect",
             tag,
@@ -376,11 +423,22 @@ def contenders_for(
     }
 
 
+PACKAGE_FOLDERS = ("roadeval", "benchmarks", "tasks", "flows", "storage", "deployments")
+
+
+def compile_tree(python: str, tree: Path) -> None:
+    """Byte-compile a roadeval checkout's code, as installing a package does: an editable tree
+    under PYTHONDONTWRITEBYTECODE (or a read-only one) would otherwise compile every module
+    from source in each process of each run, a cost no installed contender pays."""
+    folders = [str(tree / name) for name in PACKAGE_FOLDERS if (tree / name).is_dir()]
+    subprocess.run([python, "-m", "compileall", "-q", *folders], check=True)
+
+
 def warm_prefect_home(setup: Setup) -> None:
     """Prefect's database migrations once, before anything is timed."""
     env = base_env(setup)
-    if setup.roadeval_tree:
-        env["PYTHONPATH"] = setup.roadeval_tree
+    if setup.roadeval_tree or setup.base_tree:
+        env["PYTHONPATH"] = setup.roadeval_tree or setup.base_tree or ""
     started = time.perf_counter()
     subprocess.run(
         [setup.roadeval_python, "-m", "prefect", "server", "database", "upgrade", "-y"],
@@ -411,15 +469,22 @@ class Round:
 
 _HEADER = (
     f"{'contender':<10} {'items':>6} {'wall s':>7} {'items/s':>8} {'calls/s':>8} {'CPU s':>7} "
-    f"{'CPU ms/call':>11} {'1st req s':>9} {'orphans':>7}"
+    f"{'CPU ms/call':>11} {'1st req s':>9} {'orphans':>7} {'peak':>5} {'mean':>6}"
 )
 
 
 def _row(name: str, m: Measure) -> str:
+    mean = f"{m.mean_in_flight:6.1f}" if m.latency_s else f"{'-':>6}"
     return (
         f"{name:<10} {m.items:6d} {m.wall_s:7.2f} {m.items_per_s:8.1f} {m.calls_per_s:8.1f} "
-        f"{m.cpu_s:7.2f} {m.cpu_ms_per_call:11.3f} {m.first_request_s:9.2f} {m.orphans:7d}"
+        f"{m.cpu_s:7.2f} {m.cpu_ms_per_call:11.3f} {m.first_request_s:9.2f} {m.orphans:7d} "
+        f"{m.peak:5d} {mean}"
     )
+
+
+def load_average() -> str:
+    """The machine's load averages (1, 5, 15 minutes), to print beside every figure."""
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
 def print_round(done: Round, order: Sequence[str]) -> None:
@@ -432,6 +497,7 @@ def print_round(done: Round, order: Sequence[str]) -> None:
         marginal = done.marginal_ms_per_call(name)
         if marginal is not None:
             print(f"{name:<10} marginal CPU ms/call {marginal:.3f}")
+    print(f"load average after the round: {load_average()}")
     sys.stdout.flush()
 
 
@@ -453,6 +519,8 @@ def print_summary(rounds: Sequence[Round]) -> dict[str, Any]:
         "cpu_s",
         "cpu_ms_per_call",
         "first_request_s",
+        "peak",
+        "mean_in_flight",
     )
     medians: dict[str, dict[str, float]] = {}
     print(_HEADER + f" {'marginal':>9}")
@@ -467,41 +535,44 @@ def print_summary(rounds: Sequence[Round]) -> dict[str, Any]:
         print(
             f"{name:<10} {ms[0].items:6d} {m['wall_s']:7.2f} {m['items_per_s']:8.1f} "
             f"{m['calls_per_s']:8.1f} {m['cpu_s']:7.2f} {m['cpu_ms_per_call']:11.3f} "
-            f"{m['first_request_s']:9.2f} {'':>7} {marginal}"
+            f"{m['first_request_s']:9.2f} {'':>7} {m['peak']:5.0f} {m['mean_in_flight']:6.1f} "
+            f"{marginal}"
         )
     ratios: dict[str, float] = {}
     targets = (
-        ("roadeval CPU/call / bare CPU/call", "bare", "cpu_ms_per_call", "<=", CPU_TARGET),
-        ("roadeval 1st request / inspect's", "inspect", "first_request_s", "<=", START_TARGET),
-        ("roadeval items/s / inspect's", "inspect", "items_per_s", ">=", RATE_TARGET),
-        ("roadeval calls/s / inspect's", "inspect", "calls_per_s", None, None),
+        ("CPU/call / bare's", "bare", "cpu_ms_per_call", "<=", CPU_TARGET),
+        ("items/s / bare's", "bare", "items_per_s", ">=", BARE_RATE_TARGET),
+        ("1st request / inspect's", "inspect", "first_request_s", "<=", START_TARGET),
+        ("items/s / inspect's", "inspect", "items_per_s", None, None),
+        ("calls/s / inspect's", "inspect", "calls_per_s", None, None),
     )
-    for label, other, field, sense, target in targets:
-        values = [
-            getattr(r.full["roadeval"], field) / getattr(r.full[other], field)
+    for subject in ("roadeval", "base"):
+        for label, other, field, sense, target in targets:
+            values = [
+                getattr(r.full[subject], field) / getattr(r.full[other], field)
+                for r in rounds
+                if subject in r.full and other in r.full
+            ]
+            if not values:
+                continue
+            ratio, spread = _median_ratio(values)
+            ratios[f"{subject} {label}"] = ratio
+            verdict = ""
+            if sense is not None and target is not None:
+                met = ratio <= target if sense == "<=" else ratio >= target
+                verdict = f"  (target {sense} {target:g}: {'met' if met else 'NOT met'})"
+            print(f"{subject + ' ' + label:<40} {ratio:6.2f}   rounds: {spread}{verdict}")
+        marginal_ratios = [
+            top / bottom
             for r in rounds
-            if "roadeval" in r.full and other in r.full
+            if (top := r.marginal_ms_per_call(subject)) is not None
+            and (bottom := r.marginal_ms_per_call("bare")) is not None
         ]
-        if not values:
-            continue
-        ratio, spread = _median_ratio(values)
-        ratios[label] = ratio
-        verdict = ""
-        if sense is not None and target is not None:
-            met = ratio <= target if sense == "<=" else ratio >= target
-            verdict = f"  (target {sense} {target:g}: {'met' if met else 'NOT met'})"
-        print(f"{label:<40} {ratio:6.2f}   rounds: {spread}{verdict}")
-    marginal_ratios = [
-        top / bottom
-        for r in rounds
-        if (top := r.marginal_ms_per_call("roadeval")) is not None
-        and (bottom := r.marginal_ms_per_call("bare")) is not None
-    ]
-    if marginal_ratios:
-        label = "roadeval marginal CPU/call / bare's"
-        ratio, spread = _median_ratio(marginal_ratios)
-        ratios[label] = ratio
-        print(f"{label:<40} {ratio:6.2f}   rounds: {spread}  (start-up taken out)")
+        if marginal_ratios:
+            label = f"{subject} marginal CPU/call / bare's"
+            ratio, spread = _median_ratio(marginal_ratios)
+            ratios[label] = ratio
+            print(f"{label:<40} {ratio:6.2f}   rounds: {spread}  (start-up taken out)")
     return {"medians": medians, "ratios": ratios}
 
 
@@ -511,10 +582,23 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument(
         "--contenders",
-        default=",".join(CONTENDERS),
-        help=f"a comma-separated subset of {', '.join(CONTENDERS)}",
+        default=None,
+        help=f"a comma-separated subset of {', '.join(CONTENDERS)} (default: bare, roadeval, "
+        "inspect, and base with --base-tree)",
     )
     parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument(
+        "--latency-ms",
+        type=float,
+        default=0.0,
+        help="the server's delay before each reply (a remote server), in milliseconds",
+    )
+    parser.add_argument(
+        "--base-tree",
+        default=None,
+        help="the contender `base`: roadeval's command on this checkout's code (a `git archive` "
+        "of the commit before a change), measured in the same rounds as `roadeval`",
+    )
     parser.add_argument(
         "--small-items",
         type=int,
@@ -538,10 +622,15 @@ def main() -> None:
     args = parser.parse_args()
     if not 0 <= args.small_items < args.items:
         parser.error("--small-items must be at least 0 and fewer than --items")
-    chosen = [c.strip() for c in args.contenders.split(",") if c.strip()]
+    default = ["bare", "roadeval", "inspect"] + (["base"] if args.base_tree else [])
+    chosen = (
+        [c.strip() for c in args.contenders.split(",") if c.strip()] if args.contenders else default
+    )
     unknown = sorted(set(chosen) - set(CONTENDERS))
     if unknown or not chosen:
         parser.error(f"--contenders: unknown {', '.join(unknown)}; choose from {CONTENDERS}")
+    if "base" in chosen and not args.base_tree:
+        parser.error("the contender base needs --base-tree")
     if "inspect" in chosen and not Path(args.inspect_python).is_file():
         parser.error(
             f"--inspect-python {args.inspect_python} does not exist; install inspect_ai with "
@@ -562,6 +651,7 @@ def main() -> None:
         args.roadeval_tree,
         args.inspect_python,
         workdir,
+        args.base_tree,
     )
     (workdir / "home").mkdir()
     logs = workdir / "logs"
@@ -569,7 +659,8 @@ def main() -> None:
     # The server comes from the same checkout as the code under test, so that edits in progress
     # in this tree's tests/support cannot change a baseline's server.
     tree = Path(args.roadeval_tree) if args.roadeval_tree else BENCH.parent
-    server = start_server(args.roadeval_python, tree / "tests")
+    latency = ["--latency-ms", f"{args.latency_ms:g}"] if args.latency_ms else []
+    server = start_server(args.roadeval_python, tree / "tests", *latency)
     try:
         print(
             f"{args.items} single-choice text items, concurrency {args.concurrency}, instant "
@@ -578,7 +669,16 @@ def main() -> None:
         )
         if args.roadeval_tree:
             print(f"roadeval code from {args.roadeval_tree}", flush=True)
+        if args.base_tree:
+            print(f"base: roadeval code from {args.base_tree}", flush=True)
+        if args.latency_ms:
+            print(f"the server answers after {args.latency_ms:g} ms", flush=True)
+        print(f"load average at the start: {load_average()}", flush=True)
         if "roadeval" in chosen:
+            compile_tree(args.roadeval_python, tree)
+        if "base" in chosen:
+            compile_tree(args.roadeval_python, Path(args.base_tree))
+        if "roadeval" in chosen or "base" in chosen:
             warm_prefect_home(setup)
         warm_n = min(50, args.items)
         warm_data, warm_prompts = write_suite(warm_n, workdir / "warm")
@@ -614,6 +714,8 @@ def main() -> None:
                 "concurrency": args.concurrency,
                 "roadeval_python": args.roadeval_python,
                 "roadeval_tree": args.roadeval_tree,
+                "base_tree": args.base_tree,
+                "latency_ms": args.latency_ms,
                 "small_items": args.small_items,
                 "measures": [
                     asdict(m) for r in rounds for m in (*r.small.values(), *r.full.values())

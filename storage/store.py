@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import os
 import tempfile
 import uuid
@@ -20,20 +22,52 @@ from roadeval.storage.s3_slots import S3Slots
 __all__ = ["Entry", "Listing"]  # a listing's types, here where the stores that make them are
 
 
+# Temporary names: this process's random tag and a count, made with O_EXCL as mkstemp makes
+# them (a clash, however unlikely, takes the next count), without mkstemp's random draw per file.
+_TEMP_COUNT = itertools.count()
+_TEMP_TAG: tuple[int, str] = (0, "")
+_EXCL = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+
+
+def _temp_tag() -> str:
+    global _TEMP_TAG
+    pid = os.getpid()
+    if _TEMP_TAG[0] != pid:  # a forked child draws its own
+        _TEMP_TAG = (pid, f"{pid:x}-{uuid.uuid4().hex[:8]}")
+    return _TEMP_TAG[1]
+
+
+def _open_temp(folder: str) -> tuple[int, str]:
+    while True:
+        tmp = f"{folder}/.part-{_temp_tag()}-{next(_TEMP_COUNT)}"
+        try:
+            return os.open(tmp, _EXCL, 0o600), tmp
+        except FileExistsError:
+            continue
+
+
 def write_atomic(
-    target: Path, data: bytes, publish: Callable[[str, Path], None] | None = None
+    target: Path | str, data: bytes, publish: Callable[[str, Path | str], None] | None = None
 ) -> None:
     """Write to a temporary file beside `target`, then `publish` it there (os.replace unless
-    told otherwise): readers see all or nothing."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".part-")
+    told otherwise): readers see all or nothing. The folder is made only when it is missing
+    (a response cache writes thousands of files into a few hundred folders)."""
+    folder = os.path.dirname(os.fspath(target))
+    try:
+        fd, tmp = _open_temp(folder)
+    except FileNotFoundError:
+        os.makedirs(folder, exist_ok=True)
+        fd, tmp = _open_temp(folder)
+    published = False
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         (publish or os.replace)(tmp, target)
+        published = publish is None  # a rename leaves nothing behind; a link leaves the temp
     finally:
-        # After a rename nothing is left here; after a link (or a failure) the temporary goes.
-        Path(tmp).unlink(missing_ok=True)
+        if not published:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
 
 
 class StoreError(OSError):

@@ -1,14 +1,15 @@
 """The instant model server of the gateway contenders bench, in a process of its own (so its CPU
 is no contender's), recording when each request arrives.
 
-    python bench/contenders/instant_server.py TESTS_DIR [--count-keys] [--port N]
+    python bench/contenders/instant_server.py TESTS_DIR [--count-keys] [--port N] [--latency-ms MS]
 
 Prints one line, `API_BASE CONTROL_URL`, then serves until killed. The model `instant` answers
-"A" at once.
-`GET CONTROL_URL/arrivals?after=T` answers `{"count": n, "first": t0, "last": t1}`: how many
-requests arrived at or after the epoch time T, and when the first and the last of them did (null
-if none), which is how the bench measures a contender's time from launch to its first model
-request and its rate of calls.
+"A" at once, or after `--latency-ms` (a remote server's round trip, as a vLLM across a network).
+`GET CONTROL_URL/arrivals?after=T` answers `{"count": n, "first": t0, "last": t1, "peak": p}`:
+how many requests arrived at or after the epoch time T, when the first and the last of them did
+(null if none), and the most that were being answered at once (each from its arrival until its
+reply, timed here), which is how the bench measures a contender's time from launch to its first
+model request, its rate of calls and how many requests it kept in flight.
 With `--count-keys` it also counts each distinct request (model, messages and parameters, a
 sha256 of the body): `GET CONTROL_URL/keys` answers `{"sent": n, "distinct": d, "counts": {times
 sent: how many requests were sent that often}}`, for the resume bench.
@@ -29,24 +30,43 @@ from urllib.parse import parse_qs, urlparse
 
 
 class Arrivals:
-    """Arrival times (epoch seconds) of every model request, in order; thread-safe."""
+    """Arrival times (epoch seconds) of every model request, in order, and the most requests
+    being answered at once since a time; thread-safe."""
 
     def __init__(self) -> None:
         self._times: list[float] = []
         self._lock = threading.Lock()
+        self._answering = 0
+        # (when, the most answered at once from then on): a new entry per `since` asked.
+        self._peaks: list[tuple[float, int]] = []
 
     def add(self, when: float) -> None:
         with self._lock:
             # Handler threads may append slightly out of order; insort keeps the list sorted.
             bisect.insort(self._times, when)
+            self._answering += 1
+            for n, (start, peak) in enumerate(self._peaks):
+                if self._answering > peak:
+                    self._peaks[n] = (start, self._answering)
+
+    def replied(self) -> None:
+        with self._lock:
+            self._answering -= 1
+
+    def watch_from(self, when: float) -> None:
+        """Count the peak in flight from `when` on (a contender's launch)."""
+        with self._lock:
+            self._peaks.append((when, self._answering))
 
     def since(self, after: float) -> dict[str, Any]:
         with self._lock:
+            peak = max((p for start, p in self._peaks if start <= after), default=None)
             start = bisect.bisect_left(self._times, after)
             if start == len(self._times):
-                return {"count": 0, "first": None, "last": None}
+                return {"count": 0, "first": None, "last": None, "peak": peak}
             count = len(self._times) - start
-            return {"count": count, "first": self._times[start], "last": self._times[-1]}
+            first, last = self._times[start], self._times[-1]
+            return {"count": count, "first": first, "last": last, "peak": peak}
 
 
 class KeyCounts:
@@ -86,6 +106,9 @@ def control_server(arrivals: Arrivals, keys: KeyCounts | None = None) -> Threadi
             elif url.path == "/arrivals":
                 after = float(parse_qs(url.query).get("after", ["0"])[0])
                 data = json.dumps(arrivals.since(after)).encode()
+            elif url.path == "/watch":
+                arrivals.watch_from(float(parse_qs(url.query).get("from", ["0"])[0]))
+                data = b"{}"
             else:
                 self.send_error(404, f"no route {url.path}")
                 return
@@ -112,6 +135,11 @@ def main() -> None:
     # for another server process.
     options = sys.argv[2:]
     port = int(options[options.index("--port") + 1]) if "--port" in options else 0
+    latency_s = (
+        float(options[options.index("--latency-ms") + 1]) / 1000
+        if "--latency-ms" in options
+        else 0.0
+    )
     server = ModelServer().start(port)
 
     def instant(body: dict[str, Any], hit: int) -> Reply:
@@ -122,6 +150,10 @@ def main() -> None:
         # hit: O(n) per request, which over 20,000-item rounds would make the server the
         # bottleneck. Nothing here reads them, so they are dropped as they come.
         server.hits.clear()
+        if latency_s:
+            time.sleep(latency_s)
+        # Counted as answered here, its reply a few microseconds away.
+        arrivals.replied()
         return Reply("A")
 
     # Every contender names the model `instant` (`openai/instant`, `openai-api/bench/instant`).

@@ -2,11 +2,14 @@
 requests (and whether they still live), what ended claims answered, and the next free number.
 
 Records at or below the floor are over for good and are not listed again. A record is read once
-when it appears and again only when it was rewritten and what it holds matters to a request
-being decided or waited for (`reread`): renewals rewrite records all the time. A record not
+when it appears, and again when a listing shows it rewritten while it held requests (renewed,
+narrowed or ended): so an ended claim is known as ended at the next listing, the floor passes
+it, and a listing covers only the claims in progress, however long the run. A record not
 rewritten for a TTL is over whatever it said last; the floor passes it, and the requests it
 held when last read are looked up in the response cache should they be claimed again (it may
 have answered them), so an ended claim costs nothing more when nobody wants what it held.
+Which records hold a request is indexed by request, so a decision costs what its own requests
+cost, not what every claim in progress holds.
 """
 
 from __future__ import annotations
@@ -58,6 +61,8 @@ class ClaimView:
         self.answered: set[str] = set()  # requests answered by claims that ended since `started`
         self.lapsed: set[str] = set()  # requests of lapsed claims the floor went past
         self.seen: dict[int, Seen] = {}
+        # Per request, the seen records whose last read held it (state HELD).
+        self._holding: dict[str, set[int]] = {}
         self.next: int | None = None  # the number to take next
         self.floor: int | None = None  # records at or below it are over; None: none listed yet
         self.listed_at = 0.0  # monotonic time of the last listing
@@ -81,21 +86,28 @@ class ClaimView:
 
     def holders(self, key: str) -> list[int]:
         """Numbers of the others' live claims holding `key`."""
-        return [
-            number
-            for number, seen in self.seen.items()
-            if seen.record is not None and key in seen.record.keys and self.live(seen)
-        ]
+        return [n for n in self._holding.get(key, ()) if self.live(self.seen[n])]
 
     def lapsed_on(self, key: str) -> bool:
         """Whether a claim that lapsed (not renewed, or its writer died) held `key`."""
         return key in self.lapsed or any(
-            seen.record is not None
-            and seen.record.state is ClaimState.HELD
-            and key in seen.record.keys
-            and not self.live(seen)
-            for seen in self.seen.values()
+            not self.live(self.seen[n]) for n in self._holding.get(key, ())
         )
+
+    def _set_record(self, number: int, seen: Seen, record: ClaimRecord | None) -> None:
+        """`seen`'s record is `record` now (read, or forgotten): the index follows."""
+        old = seen.record
+        if old is not None and old.state is ClaimState.HELD:
+            for key in old.keys:
+                numbers = self._holding.get(key)
+                if numbers is not None:
+                    numbers.discard(number)
+                    if not numbers:
+                        del self._holding[key]
+        seen.record = record
+        if record is not None and record.state is ClaimState.HELD:
+            for key in record.keys:
+                self._holding.setdefault(key, set()).add(number)
 
     async def take(self, record: ClaimRecord) -> int:
         """The next free number, taken for `record` (a conditional create)."""
@@ -140,6 +152,10 @@ class ClaimView:
                     seen.modified = entry.modified
                     if seen.etag != entry.etag:
                         seen.etag, seen.stale = entry.etag, True
+                        if seen.record is not None and seen.record.state is ClaimState.HELD:
+                            # Renewed, narrowed or ended: read, so that an ended claim is
+                            # known as such and the floor can pass it.
+                            to_read.append(number)
                 elif first and entry.modified < skip_before:
                     # Over (ended before this run, or lapsed): kept unread, never read later.
                     self.seen[number] = Seen(entry.etag, entry.modified, None)
@@ -153,16 +169,8 @@ class ClaimView:
 
     async def reread(self, keys: Iterable[str]) -> None:
         """Read again the records rewritten since read that held any of `keys`."""
-        wanted = set(keys)
-        await self._read(
-            [
-                number
-                for number, seen in self.seen.items()
-                if seen.stale
-                and seen.record is not None
-                and not seen.record.keys.isdisjoint(wanted)
-            ]
-        )
+        numbers = {n for key in keys for n in self._holding.get(key, ()) if self.seen[n].stale}
+        await self._read(sorted(numbers))
 
     async def _read(self, numbers: list[int]) -> None:
         """Read the records `numbers` (listed before): what they hold, or what they answered."""
@@ -171,7 +179,8 @@ class ClaimView:
             seen = self.seen.get(number)
             if seen is None:
                 continue  # the floor went past it meanwhile
-            seen.record, seen.stale = record, False
+            self._set_record(number, seen, record)
+            seen.stale = False
             if record is not None and record.state is ClaimState.DONE:
                 self.answered |= record.answered
 
@@ -182,6 +191,8 @@ class ClaimView:
         floor = min([*live, *mine], default=top + 1) - 1
         self.floor = max(self.floor or 0, floor)
         for number in [n for n in self.seen if n <= self.floor]:
-            record = self.seen.pop(number).record
+            seen = self.seen.pop(number)
+            record = seen.record
             if record is not None and record.state is ClaimState.HELD:
                 self.lapsed |= record.keys  # what it may have kept is looked up
+            self._set_record(number, seen, None)

@@ -159,10 +159,11 @@ class AuthorityServer:
                 elif op == "stop":
                     self.stop.request(_reason(message))
                 elif op == "done" and message["model"] in self.stats:
-                    self.stats[message["model"]].record(
-                        ok=bool(message["ok"]),
-                        cost_usd=message.get("cost_usd"),
-                        rate_limited=int(message.get("rate_limited", 0)),
+                    self.stats[message["model"]].record_many(
+                        int(message["n"]),
+                        failed=int(message["failed"]),
+                        cost_usd=float(message["cost_usd"]),
+                        rate_limited=int(message["rate_limited"]),
                     )
         except (ConnectionError, json.JSONDecodeError, KeyError, ValueError):
             pass
@@ -213,6 +214,8 @@ class AuthorityLink:
         self._closing = False
         self._outbox: list[bytes] = []
         self._flushing = False
+        # Per model, calls ended since the last write: [done, failed, USD, 429s].
+        self._tallies: dict[str, list[float]] = {}
 
     async def _open(self) -> asyncio.StreamWriter:
         if self._opening is None:
@@ -273,12 +276,38 @@ class AuthorityLink:
         if self._writer is None:
             return
         self._outbox.append(json.dumps(message).encode() + b"\n")
+        self._flush_soon()
+
+    def tally(self, model: str, *, ok: bool, cost_usd: float | None, rate_limited: int) -> None:
+        """Count an ended call for the driver's live counters: the calls ended in one turn of
+        the loop go as one message per model (they feed only the progress display)."""
+        if self._writer is None:
+            return
+        counts = self._tallies.setdefault(model, [0, 0, 0.0, 0])
+        counts[0] += 1
+        counts[1] += int(not ok)
+        counts[2] += cost_usd or 0.0
+        counts[3] += rate_limited
+        self._flush_soon()
+
+    def _flush_soon(self) -> None:
         if not self._flushing:
             self._flushing = True
             asyncio.get_running_loop().call_soon(self._flush)
 
     def _flush(self) -> None:
         self._flushing = False
+        for model, (done, failed, usd, limited) in self._tallies.items():
+            message = {
+                "op": "done",
+                "model": model,
+                "n": int(done),
+                "failed": int(failed),
+                "cost_usd": usd,
+                "rate_limited": int(limited),
+            }
+            self._outbox.append(json.dumps(message).encode() + b"\n")
+        self._tallies.clear()
         if self._outbox and self._writer is not None:
             self._writer.write(b"".join(self._outbox))
         self._outbox.clear()
@@ -301,23 +330,15 @@ class AuthorityLink:
 
 
 class RemoteStats(CallStats):
-    """A worker's call counters, passed on to the driver's (the progress display is there)."""
+    """A worker's call counters: passed on to the driver's (the progress display is there),
+    not kept here too, where nobody reads them."""
 
     def __init__(self, link: AuthorityLink, model: str) -> None:
         super().__init__(model)
         self.link = link
 
     def record(self, *, ok: bool, cost_usd: float | None, rate_limited: int = 0) -> None:
-        super().record(ok=ok, cost_usd=cost_usd, rate_limited=rate_limited)
-        self.link.send(
-            {
-                "op": "done",
-                "model": self.model,
-                "ok": ok,
-                "cost_usd": cost_usd,
-                "rate_limited": rate_limited,
-            }
-        )
+        self.link.tally(self.model, ok=ok, cost_usd=cost_usd, rate_limited=rate_limited)
 
 
 def _rate_headers(headers: Mapping[str, str] | None) -> dict[str, str] | None:

@@ -47,13 +47,20 @@ class CallStats:
 
     def record(self, *, ok: bool, cost_usd: float | None, rate_limited: int = 0) -> None:
         """A request ended (its last try): answered or failed, at this cost, after these 429s."""
+        self.record_many(1, failed=int(not ok), cost_usd=cost_usd, rate_limited=rate_limited)
+
+    def record_many(
+        self, done: int, *, failed: int, cost_usd: float | None, rate_limited: int = 0
+    ) -> None:
+        """`done` requests ended (`failed` of them failed), at this cost in all, after these
+        429s: an answer worker's calls of one moment, counted at once."""
         now = time.monotonic()
         with self._lock:
-            self.done += 1
-            self.failed += int(not ok)
+            self.done += done
+            self.failed += failed
             self.rate_limited += rate_limited
             self.spent_usd += cost_usd or 0.0
-            self._recent.append(now)
+            self._recent.extend([now] * done)
             while self._recent and self._recent[0] < now - self.WINDOW_S:
                 self._recent.popleft()
 

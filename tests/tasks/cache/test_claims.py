@@ -126,6 +126,29 @@ def test_a_busy_request_is_waited_for_and_then_answered_from_the_finished_record
     assert unanswered.kind is Kind.LEASED  # the holder could not answer it: now it is ours
 
 
+def test_a_claim_that_ended_is_passed_at_the_next_listing_not_a_ttl_later(store: Store) -> None:
+    """Another claimer's record read while it held requests, then ended: the next listing
+    reads it again (it was rewritten), so the view knows it ended and lists past it. A view
+    that trusted its first read would count it live for a whole TTL, and list (and scan) every
+    claim taken since on each decision: the cost of a claim grew with the run's rate."""
+    one, two = book(store), book(store)
+
+    async def scenario() -> tuple[int, bool, int]:
+        leases = [v.lease for v in (await one.claim_many(KEYS[:2])).values() if v.lease]
+        await two.claim_many(KEYS[2:4])  # reads one's record while it holds KEYS[:2]
+        number = leases[0].number
+        held_then = bool(two.view.holders(KEYS[0]))
+        for lease in leases:
+            await one.finish(lease, answered=False)
+        await two.claim(KEYS[4])  # its listing finds one's record rewritten
+        return number, held_then, two.view.floor or 0
+
+    number, held_then, floor = run_on_gateway(scenario())
+    assert held_then
+    assert floor >= number and number not in two.view.seen
+    assert two.view.holders(KEYS[0]) == [] and not two.view.lapsed_on(KEYS[0])
+
+
 def test_an_answer_kept_after_the_plan_looked_is_found_without_looking_again(
     tmp_path: Path,
 ) -> None:

@@ -92,6 +92,8 @@ def test_shards_answered_in_workers_land_and_count_in_the_driver(
     spent = sum(r.cost_usd for r in results)
     assert spent == pytest.approx(24 * (50 * 0.001 + 1 * 0.002))
     assert budget.spent_usd == pytest.approx(spent) and budget.held_usd == 0
+    # The workers' counts arrive tallied per turn of their loops, and add up all the same.
+    assert client.stats.snapshot().spent_usd == pytest.approx(spent)
 
 
 def test_the_budget_stops_every_worker(server: ModelServer, tmp_path: Path) -> None:
