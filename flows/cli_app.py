@@ -4,6 +4,8 @@ one-line error exit (secrets redacted, markup escaped)."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import NoReturn
 
 import typer
@@ -54,3 +56,18 @@ def printable(message: str) -> str:
     from roadeval.tasks.calls.secrets import Redactor
 
     return escape(Redactor.from_environment().text(message))
+
+
+@contextmanager
+def reading_store() -> Iterator[None]:
+    """A store that cannot be read, or what a command reads there cannot be used (a
+    ValueError: an unknown run, runs that cannot be compared, a run with nothing to report),
+    or a file that cannot be written: one line, exit 2."""
+    import duckdb
+
+    try:
+        yield
+    except duckdb.Error as exc:
+        fail(f"the store could not be read: {exc}")
+    except (OSError, ValueError) as exc:
+        fail(str(exc))

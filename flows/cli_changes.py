@@ -5,14 +5,13 @@ model, and the metrics that moved; `changes RUN` and `diff BASELINE RUN` print t
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import closing, contextmanager
+from contextlib import closing
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
-from roadeval.flows.cli_app import app, consoles, fail, printable
+from roadeval.flows.cli_app import app, consoles, fail, printable, reading_store
 from roadeval.flows.cli_store import StoreOption, open_present
 
 if TYPE_CHECKING:
@@ -36,7 +35,7 @@ def changes(
     changed, verdicts that flipped, metrics that moved."""
     from roadeval.flows.run_diff import NoBaseline, landed
 
-    with _reading():
+    with reading_store():
         opened = open_present(store)
         try:
             found = landed(opened, run if run is not None else _latest_run(opened))
@@ -58,23 +57,9 @@ def diff(
     items, scores and metrics against RUN_A's."""
     from roadeval.flows.run_diff import between
 
-    with _reading():
+    with reading_store():
         found = between(open_present(store), run_a, run_b)
     print_diff(found, show_all)
-
-
-@contextmanager
-def _reading() -> Iterator[None]:
-    """A store that cannot be read, or runs that cannot be compared (`DiffError`, a
-    ValueError): one line, exit 2."""
-    import duckdb
-
-    try:
-        yield
-    except duckdb.Error as exc:
-        fail(f"the store could not be read: {exc}")
-    except (OSError, ValueError) as exc:
-        fail(str(exc))
 
 
 def _latest_run(store: Store) -> str:

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from roadeval.flows.cli_app import app, consoles, fail, printable
+from roadeval.flows.cli_app import app, consoles, fail, printable, reading_store
 from roadeval.flows.cli_store import StoreOption, open_present
 
 RunArgument = Annotated[
@@ -34,7 +34,7 @@ def report(
     from roadeval.tasks.report.build import build_report
     from roadeval.tasks.report.reading import resolve_run
 
-    with _reading():
+    with reading_store():
         opened = open_present(store)
         built = build_report(opened, resolve_run(opened, run), out=out)
     consoles.out.print(f"report of run {printable(built.run_id)}: {printable(built.location)}")
@@ -58,7 +58,7 @@ def show(
     from roadeval.tasks.report.reading import read_summary, resolve_run
     from roadeval.tasks.results.report import print_report
 
-    with _reading():
+    with reading_store():
         opened = open_present(store)
         found = read_summary(opened, resolve_run(opened, run))
         lines = cost_lines(opened, found.run.run_id)

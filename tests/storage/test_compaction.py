@@ -12,6 +12,7 @@ from roadeval.storage.compaction import compact_run
 from roadeval.storage.landing import Part, compacted_name, land, read_table, visible_parts
 from roadeval.storage.store import LocalStore
 
+from support.crashing_store import Crash, CrashingStore
 from support.rows import record
 
 RUN, OTHER = "20261202T000000Z-aaaaaaaa", "20261202T000001Z-bbbbbbbb"
@@ -90,31 +91,6 @@ def test_compacting_twice_changes_nothing(tmp_path: Path) -> None:
     again = compact_run(store, RUN)
     assert first.written and not again.written and not again.replaced
     assert _items(store, "responses") == before
-
-
-class Crash(Exception):
-    pass
-
-
-class CrashingStore(LocalStore):
-    """A folder that dies (as a killed process would) on its n-th write."""
-
-    def __init__(self, root: Path, crash_on: int) -> None:
-        super().__init__(root)
-        self.crash_on, self.writes = crash_on, 0
-
-    def _write(self, key: str) -> None:
-        self.writes += 1
-        if self.writes == self.crash_on:
-            raise Crash(key)
-
-    def put(self, key: str, data: bytes) -> None:
-        self._write(key)
-        super().put(key, data)
-
-    def create(self, key: str, data: bytes) -> bool:
-        self._write(key)
-        return super().create(key, data)
 
 
 # Compaction writes two parts (responses, scores), its index entry, then its marker: it is

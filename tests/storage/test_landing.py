@@ -10,36 +10,12 @@ from roadeval.storage.catalog import query
 from roadeval.storage.landing import Part, is_landed, land
 from roadeval.storage.store import LocalStore
 
+from support.crashing_store import Crash, CrashingStore
 from support.rows import record
 
 
 def _rows(table: str, n: int) -> list[object]:
     return [record(table, run_id="r", suite="s", item_id=str(i), model="m") for i in range(n)]
-
-
-class Crash(Exception):
-    pass
-
-
-class CrashingStore(LocalStore):
-    """A folder that dies (as a killed process would) on its n-th write."""
-
-    def __init__(self, root: Path, crash_on: int) -> None:
-        super().__init__(root)
-        self.crash_on, self.writes = crash_on, 0
-
-    def _write(self, key: str) -> None:
-        self.writes += 1
-        if self.writes == self.crash_on:
-            raise Crash(key)
-
-    def put(self, key: str, data: bytes) -> None:
-        self._write(key)
-        super().put(key, data)
-
-    def create(self, key: str, data: bytes) -> bool:
-        self._write(key)
-        return super().create(key, data)
 
 
 def _shard(store: LocalStore, name: str) -> None:
