@@ -10,9 +10,19 @@ from roadeval.tasks.calls.stopping import StopSignal
 from roadeval.tasks.shard.answer_workers import SPREAD_FROM
 
 
+class _Planned:
+    """A planned item as the spread reads it: whether its first request is answered."""
+
+    def __init__(self, stored: bool) -> None:
+        self.stored = stored
+
+    def answered(self, index: int) -> bool:
+        return self.stored and index == 0
+
+
 def plan(items: int, stored: int, baseline: bool = False) -> Any:
     """A shard plan as the spread reads it: `stored` of its `items` answered by the store."""
-    planned = [SimpleNamespace(stored=(object() if n < stored else None,)) for n in range(items)]
+    planned = [_Planned(n < stored) for n in range(items)]
     spec = SimpleNamespace(is_baseline=baseline)
     shard = SimpleNamespace(client=SimpleNamespace(spec=spec), copies=False)
     return SimpleNamespace(items=planned, shard=shard)
