@@ -31,12 +31,13 @@ def report(
 ) -> None:
     """Build a run's HTML report: one self-contained file (no network needed to open it),
     kept in the store at reports/<run_id>.html; prints where it is."""
+    from roadeval.flows.quick_exit import armed
     from roadeval.tasks.report.build import build_report
     from roadeval.tasks.report.reading import resolve_run
 
     with reading_store():
         opened = open_present(store)
-        built = build_report(opened, resolve_run(opened, run), out=out)
+        built = build_report(opened, resolve_run(opened, run), out=out, helper=armed())
     consoles.out.print(f"report of run {printable(built.run_id)}: {printable(built.location)}")
     if out is not None:
         consoles.out.print(f"written to {printable(str(out))}")

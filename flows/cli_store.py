@@ -146,15 +146,26 @@ def _query(
 ) -> tuple[list[str], list[tuple[Any, ...]]]:
     import duckdb
 
-    from roadeval.storage.catalog import QueryRefused, check_read_only
+    from roadeval.storage.catalog import QueryRefused, check_read_only, tables_named
     from roadeval.storage.catalog import query as run_query
     from roadeval.storage.store import StoreError
 
     try:
         check_read_only(sql)
-        if every_suite:
+        opened = open_present(store)
+        # Suites are imported (scipy among them: seconds) only for a statement that may read
+        # their own tables: one naming no shared view (`show tables`, `from pareto`), or one
+        # whose tables were not all found without them.
+        if every_suite and tables_named(sql) is None:
             _load_suites()
-        return run_query(open_present(store), sql, include_unlanded=include_unlanded, runs=runs)
+            every_suite = False
+        try:
+            return run_query(opened, sql, include_unlanded=include_unlanded, runs=runs)
+        except duckdb.CatalogException:
+            if not every_suite:
+                raise
+            _load_suites()
+            return run_query(opened, sql, include_unlanded=include_unlanded, runs=runs)
     except QueryRefused as exc:
         fail(str(exc))
     except duckdb.Error as exc:

@@ -69,9 +69,11 @@ def answer_shard(
 
 def build_report(store: Store, run_id: str) -> BuiltReport:
     """Build the run's HTML report and keep it in the store (`reports/<run_id>.html`)."""
+    from roadeval.flows.quick_exit import armed
     from roadeval.tasks.report.build import build_report as build
 
-    return build(store, run_id)
+    # A helper process for the figures only in the command's own process (see `drawings`).
+    return build(store, run_id, helper=armed())
 
 
 # The names are Prefect's task names and task-run names (templates over each stage's parameters).

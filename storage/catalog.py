@@ -106,7 +106,7 @@ def _parts(
 ) -> dict[str, list[tuple[str, str | None]]]:
     """Each table's visible parts with their schema fingerprints (None: not known), from the
     part index; by a listing where the store keeps none, or unlanded parts are asked for."""
-    view = None if include_unlanded else PartIndex(store).load()
+    view = None if include_unlanded else PartIndex(store).load(tables)
     if view is None:
         listed = listed_parts(store, tables=tables, runs=runs, include_unlanded=include_unlanded)
         return {table: [(key, None) for key in keys] for table, keys in listed.items()}

@@ -120,7 +120,7 @@ def visible_parts(
     listing on a store that keeps none. `include_unlanded` adds the parts no landing
     published (a listing)."""
     names = list(SCHEMAS if tables is None else tables)
-    view = None if include_unlanded else PartIndex(store).load()
+    view = None if include_unlanded else PartIndex(store).load(names)
     if view is not None:
         return {table: view.keys(table, runs) for table in names}
     return listed_parts(store, tables=names, runs=runs, include_unlanded=include_unlanded)

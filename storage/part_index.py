@@ -84,10 +84,14 @@ class IndexView:
 
     rows: pa.Table
     requests: int
+    # The tables loaded (None: every table).
+    tables: frozenset[str] | None = None
 
     def of(self, table: str, runs: Iterable[str] | None = None) -> pa.Table:
         """The rows of `table`'s parts, of the runs named (with the items landings, which no
         run owns) or of all."""
+        if self.tables is not None and table not in self.tables:
+            raise KeyError(f"table {table!r} was not loaded from the part index")
         rows = self.rows.filter(pc.equal(self.rows.column("table"), table))
         if runs is not None:
             owned = pc.is_in(rows.column("run_id"), pa.array(sorted(set(runs)), pa.string()))
@@ -325,9 +329,11 @@ class PartIndex:
         entries = numbers(LOG, _entry_key(max(after, 0)))
         return _Listing(snapshots, base, segments, [n for n in entries if n > after])
 
-    def load(self) -> IndexView | None:
-        """Every visible part, from the newest snapshot, the segments after it and the
-        entries after them; None when the store keeps no index (list its parts instead)."""
+    def load(self, tables: Iterable[str] | None = None) -> IndexView | None:
+        """Every visible part (of the `tables` named, or of all), from the newest snapshot,
+        the segments after it and the entries after them; None when the store keeps no index
+        (list its parts instead)."""
+        wanted = None if tables is None else frozenset(tables)
         for _ in range(8):
             listing = self._listing()
             if listing is None or listing.empty:
@@ -336,19 +342,34 @@ class PartIndex:
             if plan is None:
                 continue  # an entry was being written as it was listed: list again
             try:
-                rows = self._visible(plan)
+                rows = self._visible(plan, wanted)
             except FileNotFoundError:
                 continue  # retired since listed: list again
-            return IndexView(rows, 3 + len(plan))
+            return IndexView(rows, 3 + len(plan), wanted)
         raise IndexChanging(f"store {self.store.uri}: its part index kept changing while read")
 
-    def _visible(self, plan: list[tuple[str, int]]) -> pa.Table:
+    def _visible(
+        self, plan: list[tuple[str, int]], wanted: frozenset[str] | None = None
+    ) -> pa.Table:
         tables = self._read_each(plan)
         if plan and plan[0][0] == "snapshot":
             base, newer = tables[0], tables[1:]
         else:
             base, newer = ROWS.empty_table(), tables
-        return merged(base, pa.concat_tables([ROWS.empty_table(), *newer]))
+        later = pa.concat_tables([ROWS.empty_table(), *newer])
+        if wanted is not None:
+            # Only the tables asked for are merged: a store of millions of parts merges the
+            # few thousand of a query's tables, not all (what a compaction replaces is kept:
+            # its rows name no table).
+            names = pa.array(sorted(wanted), pa.string())
+            base = base.filter(pc.is_in(base.column("table"), names))
+            later = later.filter(
+                pc.or_kleene(
+                    pc.equal(later.column("role"), "replaces"),
+                    pc.is_in(later.column("table"), names),
+                )
+            )
+        return merged(base, later)
 
     def _read(self, plan: list[tuple[str, int]]) -> pa.Table:
         return pa.concat_tables([ROWS.empty_table(), *self._read_each(plan)])

@@ -9,6 +9,8 @@ from typing import Union
 
 from markupsafe import Markup
 
+from roadeval.tasks.report.drawing import Drawn
+
 
 @dataclass(frozen=True)
 class Cell:
@@ -47,8 +49,12 @@ class Table:
 
 @dataclass(frozen=True)
 class Figure:
-    svg: Markup
+    drawn: Drawn
     caption: str
+
+    @property
+    def svg(self) -> Markup:
+        return self.drawn.svg
 
 
 @dataclass(frozen=True)

@@ -35,16 +35,25 @@ class BuiltReport:
 
 
 def build_report(
-    store: Store, run_id: str, *, out: Path | None = None, timings: Timings | None = None
+    store: Store,
+    run_id: str,
+    *,
+    out: Path | None = None,
+    timings: Timings | None = None,
+    helper: bool = False,
 ) -> BuiltReport:
     """Build and keep the report of `run_id`: a ReportError when the run is unknown or has no
-    scores (nothing is written then)."""
+    scores (nothing is written then). `helper`: draw half the figures in a helper process
+    (see `drawing.drawings`)."""
+    from roadeval.tasks.report.drawing import drawings
     from roadeval.tasks.report.page import render
 
     timings = timings or Timings()
-    data = read_report(store, run_id, timings)
-    with timings.measure("render"):
-        page = render(data).encode("utf-8")
+    # The figures' helper starts first: it imports matplotlib while the store is read.
+    with drawings(helper):
+        data = read_report(store, run_id, timings)
+        with timings.measure("render"):
+            page = render(data).encode("utf-8")
     key = report_key(run_id)
     with timings.measure("keep"):
         store.put(key, page)

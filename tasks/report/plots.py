@@ -11,7 +11,9 @@ from __future__ import annotations
 import io
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
@@ -21,6 +23,8 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 _NUMBERS = itertools.count(1)
+# The figure's number in its page, when the page numbers its figures (`drawing.Drawings`).
+_NUMBER: ContextVar[int | None] = ContextVar("figure_number", default=None)
 _METADATA = ("Date", "Creator", "Format", "Type")
 # Labels longer than this are cut with an ellipsis.
 LABEL_CHARS = 28
@@ -49,6 +53,23 @@ def _matplotlib() -> Any:
     return matplotlib
 
 
+def warm() -> None:
+    """Import matplotlib and its backends now (a helper process does, ahead of its figures)."""
+    _matplotlib()
+    from matplotlib.backends import backend_svg  # noqa: F401
+    from matplotlib.figure import Figure  # noqa: F401
+
+
+@contextmanager
+def numbered(number: int) -> Iterator[None]:
+    """The figures drawn inside are figure `number` of their page (their SVG ids say so)."""
+    token = _NUMBER.set(number)
+    try:
+        yield
+    finally:
+        _NUMBER.reset(token)
+
+
 def short(label: str, limit: int = LABEL_CHARS) -> str:
     return label if len(label) <= limit else label[: limit - 1] + "…"
 
@@ -75,7 +96,9 @@ def _frame(fig: Figure, left: float, bottom: float, right: float = 0.2, top: flo
 def to_svg(fig: Figure) -> Markup:
     """The figure as an `<svg>` element (no XML prolog), ids unique in the page."""
     matplotlib = _matplotlib()
-    with matplotlib.rc_context({"svg.hashsalt": f"roadeval-figure-{next(_NUMBERS)}"}):
+    number = _NUMBER.get()
+    salt = f"roadeval-figure-{next(_NUMBERS) if number is None else number}"
+    with matplotlib.rc_context({"svg.hashsalt": salt}):
         buffer = io.StringIO()
         # No metadata block: it names a creator and a date, which the page does not need.
         fig.savefig(buffer, format="svg", metadata=dict.fromkeys(_METADATA))

@@ -80,6 +80,7 @@ def _health_table(manifest: RunManifest) -> Table:
 def cost_blocks(data: ReportData) -> list[Block]:
     """Per model and role: requests, reused answers, tokens, USD, failed requests (per suite
     too, folded); bars of tokens and of cost per model where there are any; the run's health."""
+    from roadeval.tasks.report.drawing import draw
     from roadeval.tasks.report.plots import stacked_bars
 
     blocks: list[Block] = []
@@ -98,7 +99,8 @@ def cost_blocks(data: ReportData) -> list[Block]:
         tokens_in = [sum(r.tokens_in for r in data.costs if r.model == m) for m in models]
         tokens_out = [sum(r.tokens_out for r in data.costs if r.model == m) for m in models]
         if any(tokens_in) or any(tokens_out):
-            svg = stacked_bars(
+            svg = draw(
+                stacked_bars,
                 models,
                 [
                     ("tokens in", [float(t) for t in tokens_in]),
@@ -119,7 +121,7 @@ def cost_blocks(data: ReportData) -> list[Block]:
         ]
         if any(any(v) for _, v in usd):
             blocks.append(
-                Figure(stacked_bars(models, usd, ylabel="USD"), "cost per model, by role")
+                Figure(draw(stacked_bars, models, usd, ylabel="USD"), "cost per model, by role")
             )
     manifest = data.run.manifest
     if manifest is not None and manifest.counts:

@@ -245,6 +245,7 @@ def slice_maps(
     metrics: Sequence[MetricRow], rules: SuiteRules, order: dict[str, list[str]]
 ) -> list[Block]:
     """A heatmap per slice spec with rows in the run (models in leaderboard order)."""
+    from roadeval.tasks.report.drawing import draw
     from roadeval.tasks.report.plots import heatmap
 
     blocks: list[Block] = []
@@ -258,7 +259,8 @@ def slice_maps(
         values = [[cells.get((m, c)) for c in columns] for m in models]
         places = decimals_for(cells.values())
         texts = [["" if v is None else format_value(v, decimals=places) for v in r] for r in values]
-        svg = heatmap(
+        svg = draw(
+            heatmap,
             models,
             columns,
             values,
@@ -273,6 +275,7 @@ def slice_maps(
 def task_map(board: Board) -> Block | None:
     """A suite that leads with per-task headlines (RoadBench): model x task, each cell the
     task's headline, when every headline is a 0-1 score where higher is better."""
+    from roadeval.tasks.report.drawing import draw
     from roadeval.tasks.report.plots import heatmap
 
     values = [
@@ -285,5 +288,7 @@ def task_map(board: Board) -> Block | None:
         return Note(f"{board.suite}: headline metrics on different scales; see the tables")
     places = decimals_for(seen)
     texts = [["" if v is None else format_value(v, decimals=places) for v in r] for r in values]
-    svg = heatmap([r.model for r in board.rows], [c.label for c in board.columns], values, texts)
+    svg = draw(
+        heatmap, [r.model for r in board.rows], [c.label for c in board.columns], values, texts
+    )
     return Figure(svg, f"{board.suite}: headline metric by task")

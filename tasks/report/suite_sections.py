@@ -33,6 +33,7 @@ def _released(data: ReportData, suite: str) -> list[MetricRow]:
 def trip_blocks(data: ReportData, order: Sequence[str]) -> list[Block]:
     """Per model, each penalty suite-wide and within each capability (bars), then per model a
     Pareto chart of errors per role."""
+    from roadeval.tasks.report.drawing import draw
     from roadeval.tasks.report.plots import grouped_bars
 
     rows = _released(data, "trip")
@@ -50,7 +51,7 @@ def trip_blocks(data: ReportData, order: Sequence[str]) -> list[Block]:
         value = {(m.model, m.slice_value if m.slice else ALL_ITEMS): m.value for m in found}
         models = [m for m in order if any(k[0] == m for k in value)]
         series = [(model, [value.get((model, g)) for g in groups]) for model in models]
-        svg = grouped_bars(groups, series, ylabel=metric.replace("_", " "), zero_line=True)
+        svg = draw(grouped_bars, groups, series, ylabel=metric.replace("_", " "), zero_line=True)
         blocks.append(Figure(svg, f"trip: {meaning}, overall and per capability"))
     by_model: dict[str, dict[str, list[ParetoBar]]] = defaultdict(lambda: defaultdict(list))
     for bar in data.pareto:
@@ -77,6 +78,7 @@ def trip_blocks(data: ReportData, order: Sequence[str]) -> list[Block]:
 
 
 def _pareto_chart(model: str, roles: Sequence[tuple[str, list[ParetoBar]]]) -> Figure:
+    from roadeval.tasks.report.drawing import draw
     from roadeval.tasks.report.plots import pareto_charts
 
     panels = [
@@ -87,7 +89,7 @@ def _pareto_chart(model: str, roles: Sequence[tuple[str, list[ParetoBar]]]) -> F
         f"{model}: errors per knowledge point (the {PARETO_TOP} most), most first; beside "
         "each bar, the share of the role's errors down to it"
     )
-    return Figure(pareto_charts(panels), caption)
+    return Figure(draw(pareto_charts, panels), caption)
 
 
 def _pareto_table(model: str, roles: Sequence[tuple[str, list[ParetoBar]]]) -> Table:
@@ -137,6 +139,7 @@ def _calibration_table(rows: Sequence[MetricRow], rules: SuiteRules, order: Sequ
 def v2xqa_blocks(data: ReportData, rules: SuiteRules, order: Sequence[str]) -> list[Block]:
     """ECE, Brier and items with a confidence per model, and a reliability diagram each."""
     from roadeval.benchmarks.v2xqa.calibration import N_BINS
+    from roadeval.tasks.report.drawing import draw
     from roadeval.tasks.report.plots import reliability_diagrams
 
     rows = _released(data, "v2xqa")
@@ -153,7 +156,7 @@ def v2xqa_blocks(data: ReportData, rules: SuiteRules, order: Sequence[str]) -> l
         (model, [(b.lo, b.mean_confidence, b.accuracy, b.count) for b in bins[model]])
         for model in [*[m for m in order if m in bins], *sorted(set(bins) - set(order))]
     ]
-    svg = reliability_diagrams(panels, N_BINS)
+    svg = draw(reliability_diagrams, panels, N_BINS)
     caption = (
         f"v2xqa: reliability ({N_BINS} equal confidence bins, as its ECE): accuracy per bin, "
         "with its items counted above the bar"
@@ -163,6 +166,7 @@ def v2xqa_blocks(data: ReportData, rules: SuiteRules, order: Sequence[str]) -> l
 
 
 def _histogram_figure(found: Histogram, order: Sequence[str]) -> Figure:
+    from roadeval.tasks.report.drawing import draw
     from roadeval.tasks.report.plots import histograms
 
     models = [m for m in order if m in found.counts] + sorted(set(found.counts) - set(order))
@@ -171,7 +175,7 @@ def _histogram_figure(found: Histogram, order: Sequence[str]) -> Figure:
         for model in models
     ]
     whole = (found.suite, found.metric) in WHOLE
-    svg = histograms(panels, found.lo, found.hi, xlabel=found.metric, whole=whole)
+    svg = draw(histograms, panels, found.lo, found.hi, xlabel=found.metric, whole=whole)
     return Figure(svg, f"{found.suite}: {found.metric} per item (unscored items counted apart)")
 
 
@@ -189,6 +193,7 @@ def stride_blocks(data: ReportData, order: Sequence[str]) -> list[Block]:
 
 def roadbench_blocks(board: Board | None) -> list[Block]:
     """Bars of each task's headline metric per model."""
+    from roadeval.tasks.report.drawing import draw
     from roadeval.tasks.report.plots import grouped_bars
 
     if board is None or not board.columns:
@@ -202,5 +207,5 @@ def roadbench_blocks(board: Board | None) -> list[Block]:
         )
         for row in board.rows
     ]
-    svg = grouped_bars([c.label for c in columns], series, ylabel="score")
+    svg = draw(grouped_bars, [c.label for c in columns], series, ylabel="score")
     return [Figure(svg, "roadbench: each task's headline metric per model")]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from roadeval.storage.catalog import query
-from roadeval.storage.compaction import compact_run
+from roadeval.storage.compaction import FOLD_FROM, compact_run
 from roadeval.storage.landing import Part, compacted_name, land, read_table, visible_parts
 from roadeval.storage.store import LocalStore
 
@@ -49,22 +49,25 @@ def _items(store: LocalStore, table: str) -> list[tuple[str, str, str]]:
 
 def test_a_compacted_run_reads_the_same_rows_from_one_part_per_folder(tmp_path: Path) -> None:
     store = LocalStore(tmp_path)
-    _shards(store, RUN, 4)
-    _shards(store, RUN, 3, model="n")
-    _shards(store, OTHER, 2)
+    _shards(store, RUN, FOLD_FROM + 1)
+    # Too few parts to be worth rewriting: read as they are.
+    _shards(store, RUN, FOLD_FROM - 1, model="n")
+    _shards(store, OTHER, FOLD_FROM)
     land(store, f"{RUN}-event-001", [Part("run_events", [record("run_events", run_id=RUN)])])
     before = {t: _items(store, t) for t in ("responses", "scores")}
     in_order = read_table(store, "responses").to_pylist()
 
     done = compact_run(store, RUN)
 
-    # responses and scores, for m and for n; nothing of the other run, nor of run_events.
-    assert len(done.written) == 4 and len(done.replaced) == 14
+    # responses and scores for m; not n's few parts, nothing of the other run nor run_events.
+    assert len(done.written) == 2 and len(done.replaced) == 2 * (FOLD_FROM + 1)
     assert all(compacted_name(RUN) in key for key in done.written)
     visible = visible_parts(store)
-    run_parts = [k for k in visible["responses"] if f"/{RUN}-" in k]
+    run_parts = [k for k in visible["responses"] if f"/{RUN}-" in k and "model=m/" in k]
     assert run_parts == sorted(k for k in done.written if k.startswith("tables/responses/"))
-    assert len([k for k in visible["responses"] if f"/{OTHER}-" in k]) == 2
+    small = [k for k in visible["responses"] if f"/{RUN}-" in k and "model=n/" in k]
+    assert len(small) == FOLD_FROM - 1 and not any(compacted_name(RUN) in k for k in small)
+    assert len([k for k in visible["responses"] if f"/{OTHER}-" in k]) == FOLD_FROM
     assert len(visible["run_events"]) == 1
     assert {t: _items(store, t) for t in before} == before
     # The rows of a folder keep their order: parts by name, rows as landed.
@@ -76,7 +79,7 @@ def test_a_compacted_run_reads_the_same_rows_from_one_part_per_folder(tmp_path: 
 
 def test_a_part_landed_after_the_compaction_outside_it_stays_visible(tmp_path: Path) -> None:
     store = LocalStore(tmp_path)
-    _shards(store, RUN, 2)
+    _shards(store, RUN, FOLD_FROM)
     land(store, f"{RUN}-event-001", [Part("run_events", [record("run_events", run_id=RUN)])])
     compact_run(store, RUN)
     land(store, f"{RUN}-event-002", [Part("run_events", [record("run_events", run_id=RUN)])])
@@ -85,7 +88,7 @@ def test_a_part_landed_after_the_compaction_outside_it_stays_visible(tmp_path: P
 
 def test_compacting_twice_changes_nothing(tmp_path: Path) -> None:
     store = LocalStore(tmp_path)
-    _shards(store, RUN, 3)
+    _shards(store, RUN, FOLD_FROM)
     first = compact_run(store, RUN)
     before = _items(store, "responses")
     again = compact_run(store, RUN)
@@ -100,14 +103,15 @@ def test_a_crash_mid_compaction_shows_the_small_parts_or_the_compacted_ones(
     tmp_path: Path, crash_on: int
 ) -> None:
     store = LocalStore(tmp_path)
-    _shards(store, RUN, 3)
+    _shards(store, RUN, FOLD_FROM)
     before = {t: _items(store, t) for t in ("responses", "scores")}
     with pytest.raises(Crash):
         compact_run(CrashingStore(tmp_path, crash_on), RUN)
     assert {t: _items(store, t) for t in before} == before
     responses = visible_parts(store)["responses"]
     compacted = [k for k in responses if compacted_name(RUN) in k]
-    assert len(responses) == (1 if crash_on == 4 else 3) and len(compacted) == (crash_on == 4)
+    assert len(responses) == (1 if crash_on == 4 else FOLD_FROM)
+    assert len(compacted) == (crash_on == 4)
     # Compacting again (the next reader's or the run's resume) writes over the unpublished parts.
     compact_run(store, RUN)
     assert any(compacted_name(RUN) in k for k in visible_parts(store)["responses"])
@@ -116,7 +120,7 @@ def test_a_crash_mid_compaction_shows_the_small_parts_or_the_compacted_ones(
 
 def test_unlanded_parts_asked_for_are_added_to_the_compacted_view(tmp_path: Path) -> None:
     store = LocalStore(tmp_path)
-    _shards(store, RUN, 3)
+    _shards(store, RUN, FOLD_FROM)
     compact_run(store, RUN)
     # A part of the run that no landing published (a crashed landing).
     from roadeval.storage.tables import write_part
@@ -126,4 +130,4 @@ def test_unlanded_parts_asked_for_are_added_to_the_compacted_view(tmp_path: Path
     )
     _, landed = query(store, "select count(*) from responses")
     _, every = query(store, "select count(*) from responses", include_unlanded=True)
-    assert landed == [(9,)] and every == [(10,)]
+    assert landed == [(3 * FOLD_FROM,)] and every == [(3 * FOLD_FROM + 1,)]

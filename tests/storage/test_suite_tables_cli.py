@@ -173,8 +173,32 @@ def test_a_suite_that_fails_to_load_costs_its_tables_not_the_query(
         return loaded(name)
 
     monkeypatch.setattr(registry, "load_suite", broken)
-    sql = "select count(*) > 0 as landed from metrics"
+    # Naming no shared view, the statement may read any suite's tables: every suite is loaded.
+    sql = "select count(*) > 0 as landed from information_schema.tables"
     result = _invoke("query", "--store", store, "--format", "csv", sql)
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == ["landed", "True"]
     assert "suite 'tally-probe' could not be loaded" in result.stderr
+
+
+def test_suites_are_loaded_only_for_a_statement_that_may_read_their_tables(
+    store: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from roadeval.benchmarks import registry
+
+    loaded: list[str] = []
+    load = registry.load_suite
+
+    def counted(name: str) -> Any:
+        loaded.append(name)
+        return load(name)
+
+    monkeypatch.setattr(registry, "load_suite", counted)
+    assert _csv(store, "select count(distinct model) as n from metrics") == ["n", "1"]
+    assert loaded == []
+    # A table not found among those registered: the suites are loaded, and the query tried again.
+    result = _invoke(
+        "query", "--store", store, "select * from metrics join no_such_table using (model)"
+    )
+    assert result.exit_code == 2 and "no_such_table" in result.output
+    assert "tally-probe" in loaded
