@@ -94,15 +94,20 @@ STAGES = (LOAD_SUITE, RENDER_SUITE, PLAN_SHARD, ANSWER_SHARD, BUILD_REPORT)
 def land_plan(store: Store, name: str, plans: list[ShardPlan], judge: ModelClient | None) -> None:
     """Plans as one landing (`name`), before their first call, partitioned by suite x model:
     a dry run's whole plan, else each shard's own before the shard is asked."""
-    from roadeval.tasks.shard.plan import plan_rows
+    import pyarrow as pa
+
+    from roadeval.tasks.shard.plan import plan_table
 
     now = datetime.now(UTC)
-    parts: dict[tuple[str, str], list[object]] = {}
+    parts: dict[tuple[str, str], list[pa.Table]] = {}
     for plan in plans:
         where = (plan.shard.suite.name, plan.shard.client.spec.label)
-        parts.setdefault(where, []).extend(plan_rows(plan, judge, now))
+        parts.setdefault(where, []).append(plan_table(plan, judge, now))
     land(
         store,
         name,
-        [Part("plan", rows, suite=suite, model=model) for (suite, model), rows in parts.items()],
+        [
+            Part("plan", suite=suite, model=model, copied=pa.concat_tables(tables))
+            for (suite, model), tables in parts.items()
+        ],
     )

@@ -1,8 +1,8 @@
-"""Drawing a report's figures: each in this process, or, on a machine with a core to spare,
-every other one in a helper process started as the report begins (matplotlib imports there while
-the report reads the store). Figures are most of a report's cost, and the end of a rerun waits
-for its report. A figure is numbered when it is asked for, so its SVG (its element ids) is the
-same whichever process draws it; one the helper cannot draw (it died) is drawn here.
+"""Drawing a report's figures: in this process, or, on a machine with a core to spare, shared
+with a helper process started as the report begins (matplotlib imports there while the report
+reads the store). Figures are most of a report's cost, and the end of a rerun waits for its
+report. A figure is numbered when it is asked for, so its SVG (its element ids) is the same
+whichever process draws it; one the helper cannot draw (it died) is drawn here.
 """
 
 from __future__ import annotations
@@ -23,27 +23,30 @@ Plot = Callable[..., Markup]
 
 
 class Drawn:
-    """A figure's SVG: drawn already, or being drawn by the helper."""
+    """A figure of a page: drawn when the page is first shown (`Drawings.settle`)."""
 
     def __init__(
         self,
-        svg: Markup | None = None,
-        pending: Future[Markup] | None = None,
-        redraw: Callable[[], Markup] | None = None,
+        page: Drawings,
+        number: int,
+        plot: Plot,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
     ) -> None:
-        self._svg, self._pending, self._redraw = svg, pending, redraw
+        self._page, self.number = page, number
+        self.job = (plot, args, kwargs)
+        self._svg: Markup | None = None
 
     @property
     def svg(self) -> Markup:
         if self._svg is None:
-            assert self._pending is not None and self._redraw is not None
-            try:
-                self._svg = self._pending.result()
-            except Exception as exc:  # the helper died, or could not draw: draw it here
-                log.debug("report figure drawn again in this process: %s", exc)
-                self._svg = self._redraw()
-            self._pending = self._redraw = None
+            self._page.settle()
+        assert self._svg is not None
         return self._svg
+
+    def draw_here(self) -> None:
+        plot, args, kwargs = self.job
+        self._svg = draw_numbered(self.number, plot, args, kwargs)
 
 
 def draw_numbered(number: int, plot: Plot, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Markup:
@@ -61,28 +64,50 @@ def _warm() -> None:
 
 
 class Drawings:
-    """The figures of one page, numbered from 1 in the order they are asked for."""
+    """The figures of one page, numbered from 1 in the order they are asked for, drawn when the
+    first is shown: with a helper, this process draws from the first on and the helper from
+    the last back, until they meet (figures differ tenfold in cost, so no fixed share)."""
 
     def __init__(self, helper: ProcessPoolExecutor | None = None) -> None:
         self._helper = helper
         self._count = 0
+        self._waiting: list[Drawn] = []
 
     def draw(self, plot: Plot, *args: Any, **kwargs: Any) -> Drawn:
         self._count += 1
-        number = self._count
+        drawn = Drawn(self, self._count, plot, args, kwargs)
+        self._waiting.append(drawn)
+        return drawn
 
-        def here() -> Markup:
-            return draw_numbered(number, plot, args, kwargs)
-
-        if self._helper is not None and number % 2 == 0:
-            try:
-                pending = self._helper.submit(draw_numbered, number, plot, args, kwargs)
-            except Exception as exc:  # a broken helper: the rest are drawn here
-                log.debug("report figures drawn in this process: %s", exc)
-                self._helper = None
-            else:
-                return Drawn(pending=pending, redraw=here)
-        return Drawn(svg=here())
+    def settle(self) -> None:
+        """Draw every figure asked for and not drawn yet."""
+        waiting, self._waiting = self._waiting, []
+        sent: dict[int, Future[Markup]] = {}
+        if self._helper is not None and len(waiting) > 1:
+            for drawn in reversed(waiting):
+                plot, args, kwargs = drawn.job
+                try:
+                    sent[drawn.number] = self._helper.submit(
+                        draw_numbered, drawn.number, plot, args, kwargs
+                    )
+                except Exception as exc:  # a broken helper: the rest are drawn here
+                    log.debug("report figures drawn in this process: %s", exc)
+                    self._helper = None
+                    break
+        for drawn in waiting:
+            pending = sent.get(drawn.number)
+            # Not taken by the helper yet: drawn here. Once it has taken one, it has taken
+            # every one after it (sent last first).
+            if pending is not None and not pending.cancel():
+                break
+            drawn.draw_here()
+        for drawn in waiting:
+            if drawn._svg is None:
+                try:
+                    drawn._svg = sent[drawn.number].result()
+                except Exception as exc:  # the helper died, or could not draw: drawn here
+                    log.debug("report figure %d drawn in this process: %s", drawn.number, exc)
+                    drawn.draw_here()
 
 
 _PAGE: ContextVar[Drawings | None] = ContextVar("report_drawings", default=None)

@@ -16,10 +16,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import pyarrow as pa
+
 from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.messages import ImageRef, Message
 from roadeval.benchmarks.suite import Suite
-from roadeval.storage.records import PlanRow, ScoreRow
+from roadeval.storage.records import SCHEMAS, ScoreRow
 from roadeval.tasks.cache.responses import ResponseCache
 from roadeval.tasks.calls.gateway import ModelClient
 from roadeval.tasks.requests.request import ModelCall, ModelRequest, messages_key_json
@@ -209,12 +211,13 @@ def plan_shard(
     )
 
 
-def plan_rows(plan: ShardPlan, judge: ModelClient | None, now: datetime) -> list[PlanRow]:
-    """The plan table's rows for a shard: one per request the protocol may make, the re-asks
-    and the judge call marked conditional (a judge request is known only once there is an
-    answer to judge, so it has no key yet)."""
+def plan_table(plan: ShardPlan, judge: ModelClient | None, now: datetime) -> pa.Table:
+    """The plan table's rows for a shard, as Arrow columns of `PlanRow`'s schema: one row per
+    request the protocol may make, the re-asks and the judge call marked conditional (a judge
+    request is known only once there is an answer to judge, so it has no key yet). Built by
+    column: a rerun lands a plan row for each of its 50,000 copied items too."""
     shard, client = plan.shard, plan.shard.client
-    rows: list[PlanRow] = []
+    columns: dict[str, list[Any]] = {name: [] for name in SCHEMAS["plan"].names}
     # Requests of one protocol setting share one params dict (see `ModelClient.request`):
     # encode each once per shard, not once per request.
     params_json: dict[int, str] = {}
@@ -225,53 +228,58 @@ def plan_rows(plan: ShardPlan, judge: ModelClient | None, now: datetime) -> list
             text = params_json[id(params)] = json.dumps(params, sort_keys=True)
         return text
 
+    judged = judge is not None and shard.suite.uses_judge
+    asked = (client.spec.label, client.spec.model, client.api_base)
+    judging = (judge.spec.label, judge.spec.model, judge.api_base) if judge is not None else None
+    item_of, who = columns["item_id"], columns["model"]
     for planned in plan.items:
         item = planned.item
-        common: dict[str, Any] = {
-            "run_id": shard.run_id,
-            "suite": item.suite,
-            "task": item.task,
-            "item_id": item.item_id,
-            "content_hash": item.content_hash,
-            "sample": shard.sample,
-            "variant": shard.variant,
-            "answer_model": client.spec.label,
-            "created_at": now,
-        }
-        for index, request in enumerate(planned.requests):
-            rows.append(
-                PlanRow(
-                    **common,
-                    model=client.spec.label,
-                    model_string=client.spec.model,
-                    api_base=client.api_base,
-                    role=request.role,
-                    request_key=request.key,
-                    attempt=request.attempt,
-                    conditional=request.attempt > 1,
-                    answered=planned.answered(index),
-                    params_json=encoded(request.params),
-                    prompt_tokens_est=planned.prompt_tokens_est,
-                    images=planned.images,
-                    max_output_tokens=request.params.get("max_tokens"),
-                )
-            )
-        if judge is not None and shard.suite.uses_judge:
-            rows.append(
-                PlanRow(
-                    **common,
-                    model=judge.spec.label,
-                    model_string=judge.spec.model,
-                    api_base=judge.api_base,
-                    role="judge",
-                    request_key=None,
-                    attempt=1,
-                    conditional=True,
-                    answered=False,
-                    params_json="{}",
-                    prompt_tokens_est=None,
-                    images=planned.images,
-                    max_output_tokens=None,
-                )
-            )
-    return rows
+        requests = planned.requests
+        rows = len(requests) + int(judged)
+        for name, value in (
+            ("suite", item.suite),
+            ("task", item.task),
+            ("content_hash", item.content_hash),
+            ("images", planned.images),
+        ):
+            columns[name].extend([value] * rows)
+        item_of.extend([item.item_id] * rows)
+        for index, request in enumerate(requests):
+            who.append(asked[0])
+            columns["model_string"].append(asked[1])
+            columns["api_base"].append(asked[2])
+            columns["role"].append(request.role)
+            columns["request_key"].append(request.key)
+            columns["attempt"].append(request.attempt)
+            columns["conditional"].append(request.attempt > 1)
+            columns["answered"].append(planned.answered(index))
+            columns["params_json"].append(encoded(request.params))
+            columns["prompt_tokens_est"].append(planned.prompt_tokens_est)
+            columns["max_output_tokens"].append(request.params.get("max_tokens"))
+        if judged:
+            assert judging is not None
+            who.append(judging[0])
+            columns["model_string"].append(judging[1])
+            columns["api_base"].append(judging[2])
+            columns["role"].append("judge")
+            columns["request_key"].append(None)
+            columns["attempt"].append(1)
+            columns["conditional"].append(True)
+            columns["answered"].append(False)
+            columns["params_json"].append("{}")
+            columns["prompt_tokens_est"].append(None)
+            columns["max_output_tokens"].append(None)
+    count = len(item_of)
+    constant: tuple[tuple[str, object], ...] = (
+        ("run_id", shard.run_id),
+        ("sample", shard.sample),
+        ("variant", shard.variant),
+        ("answer_model", client.spec.label),
+        ("created_at", now),
+    )
+    for name, fixed in constant:
+        columns[name] = [fixed] * count
+    schema = SCHEMAS["plan"]
+    return pa.Table.from_arrays(
+        [pa.array(columns[f.name], type=f.type) for f in schema], schema=schema
+    )
