@@ -25,10 +25,11 @@ from roadeval.storage.landing import (
     records_of,
     visible_keys,
 )
-from roadeval.storage.records import ParseRow, ResponseRow, ScoreRow
+from roadeval.storage.records import ResponseRow, ScoreRow
 from roadeval.storage.store import Store
 from roadeval.storage.tables import SCHEMAS, part_key
 from roadeval.tasks.requests.request import ModelCall
+from roadeval.tasks.rerun.landed_columns import LandedColumns, OutcomeKey
 
 log = logging.getLogger(__name__)
 
@@ -57,10 +58,12 @@ class StoredOutcome:
     sample: int
     content_hash: str
     keys: tuple[str, ...]
-    parses: tuple[ParseRow, ...]
-    scores: tuple[ScoreRow, ...]
     landed: LandedRows
     answers: _Answers = field(compare=False, repr=False)
+    # The baseline's parses and scores of the suite x model, as columns (`landed.at` says
+    # which rows are this outcome's).
+    parses: LandedColumns = field(compare=False, repr=False)
+    scores: LandedColumns = field(compare=False, repr=False)
     chain: tuple[int, ...] = ()
     judged: tuple[int, ...] = ()
     variant: str = ""
@@ -83,8 +86,38 @@ class StoredOutcome:
 
     @property
     def final_parse(self) -> ParsedAnswer:
-        row = max(self.parses, key=lambda p: p.attempt)
-        return parsed_answer(row)
+        """The last attempt's parse (`landed.at` holds the parses by attempt)."""
+        at, column = self.landed.at["parses"][-1], self.parses.values
+        return ParsedAnswer(
+            status=ParseStatus(column["status"][at]),
+            value=json.loads(column["value_json"][at]),
+            rule=column["rule"][at],
+            detail=column["detail"][at],
+        )
+
+    @property
+    def score_rows(self) -> tuple[ScoreRow, ...]:
+        """The item's score rows as records (made on demand: a copy lands them by column)."""
+        return self.scores.records(self.landed.at["scores"])
+
+    @property
+    def score_metrics(self) -> tuple[str, ...]:
+        """The metrics of the item's score rows, as landed."""
+        metric = self.scores.values["metric"]
+        return tuple(metric[at] for at in self.landed.at["scores"])
+
+    def score_values(self) -> tuple[dict[str, float], dict[str, str]]:
+        """The item's scores (metric: value) and its unscored metrics (metric: why)."""
+        column = self.scores.values
+        values: dict[str, float] = {}
+        unscored: dict[str, str] = {}
+        for at in self.landed.at["scores"]:
+            metric, value = column["metric"][at], column["value"][at]
+            if value is not None:
+                values[metric] = value
+            if column["status"][at] == "unscored":
+                unscored[metric] = column["unscored_reason"][at] or ""
+        return values, unscored
 
 
 @dataclass(frozen=True)
@@ -96,10 +129,6 @@ class ShardBaseline:
     copy_scores: bool
 
 
-# Whose outcome a row is about: its item, sample and variant ('' as released, 'blind').
-OutcomeKey = tuple[str, int, str]
-
-
 @dataclass
 class BaselineAnswers:
     """The baseline run's answers (by request key), and item outcomes and score rows (by item
@@ -109,12 +138,21 @@ class BaselineAnswers:
     # Each request key's answer row (the first landed), in `rows`.
     answers: dict[str, int] = field(default_factory=dict)
     outcomes: dict[OutcomeKey, StoredOutcome] = field(default_factory=dict)
-    scores: dict[OutcomeKey, tuple[ScoreRow, ...]] = field(default_factory=dict)
+    # Each outcome's score rows, by row number in `score_columns`.
+    score_rows: dict[OutcomeKey, list[int]] = field(default_factory=dict)
+    score_columns: LandedColumns | None = None
     # Parquet parts read, for the benchmark's count of store requests; parts that did not read.
     parts_read: int = 0
     unreadable: list[str] = field(default_factory=list)
 
     rows: _Answers | None = None
+
+    def scores(self, key: OutcomeKey) -> tuple[ScoreRow, ...]:
+        """The baseline's score rows of an outcome (none when it landed none)."""
+        rows = self.score_rows.get(key)
+        if not rows or self.score_columns is None:
+            return ()
+        return self.score_columns.records(rows)
 
     def stored(self, request_key: str) -> ModelCall | None:
         at = self.answers.get(request_key)
@@ -157,33 +195,29 @@ class BaselineAnswers:
         Answers stay columns until one is wanted: a rerun copies most outcomes whole."""
         found = cls(run_id)
         answers = found.rows = _Answers(tables["responses"])
-        parses: list[ParseRow] = records_of("parses", tables["parses"])
-        scores: list[ScoreRow] = records_of("scores", tables["scores"])
+        parses = LandedColumns(
+            "parses", tables["parses"], ("attempt", "status", "value_json", "rule", "detail")
+        )
+        scores = LandedColumns(
+            "scores",
+            tables["scores"],
+            ("metric", "value", "status", "unscored_reason", "content_hash"),
+        )
         by_item: dict[OutcomeKey, list[int]] = {}
         for at, key in enumerate(answers.outcome_keys):
             if answers.usable(at):
                 by_item.setdefault(key, []).append(at)
                 if answers.roles[at] == "answer":
                     found.answers.setdefault(answers.request_keys[at], at)
-        parses_of: dict[OutcomeKey, list[int]] = {}
-        for at, parse in enumerate(parses):
-            parses_of.setdefault(_of(parse), []).append(at)
-        scores_of: dict[OutcomeKey, list[int]] = {}
-        for at, score in enumerate(scores):
-            scores_of.setdefault(_of(score), []).append(at)
-        found.scores = {key: tuple(scores[at] for at in ats) for key, ats in scores_of.items()}
+        parses_of = parses.rows_of()
+        scores_of = found.score_rows = scores.rows_of()
+        found.score_columns = scores
         rows = _Rows(tables, answers, parses, scores)
         for key, ats in scores_of.items():
             outcome = rows.outcome(key, by_item.get(key, []), parses_of.get(key, []), ats)
             if outcome is not None:
                 found.outcomes[key] = outcome
         return found
-
-
-def _of(row: ResponseRow | ParseRow | ScoreRow) -> OutcomeKey:
-    """A row's item, sample and variant (rows landed before samples were kept: the first;
-    before variants were: as released)."""
-    return row.item_id, row.sample or 1, row.variant or ""
 
 
 # Answers made from their own row before the whole table is made into records.
@@ -273,8 +307,8 @@ class _Rows:
 
     tables: Mapping[str, pa.Table]
     answers: _Answers
-    parses: list[ParseRow]
-    scores: list[ScoreRow]
+    parses: LandedColumns
+    scores: LandedColumns
 
     def outcome(
         self, key: OutcomeKey, responses: list[int], parses: list[int], scores: list[int]
@@ -285,11 +319,13 @@ class _Rows:
         answers = {attempts[at]: at for at in responses if roles[at] == "answer"}
         if not parses or not answers:
             return None
-        by_attempt = sorted(parses, key=lambda at: self.parses[at].attempt)
-        last = self.parses[by_attempt[-1]].attempt
+        attempt_of = self.parses.values["attempt"]
+        by_attempt = sorted(parses, key=attempt_of.__getitem__)
+        last = attempt_of[by_attempt[-1]]
         if sorted(answers) != list(range(1, last + 1)):
             return None
-        content = {self.scores[at].content_hash for at in scores}
+        hashes = self.scores.values["content_hash"]
+        content = {hashes[at] for at in scores}
         if len(content) != 1:
             return None
         chain = tuple(answers[n] for n in range(1, last + 1))
@@ -300,8 +336,6 @@ class _Rows:
             variant=key[2],
             content_hash=content.pop(),
             keys=tuple(self.answers.request_keys[at] for at in chain),
-            parses=tuple(self.parses[at] for at in by_attempt),
-            scores=tuple(self.scores[at] for at in scores),
             landed=LandedRows(
                 self.tables,
                 {
@@ -311,16 +345,8 @@ class _Rows:
                 },
             ),
             answers=self.answers,
+            parses=self.parses,
+            scores=self.scores,
             chain=chain,
             judged=judged,
         )
-
-
-def parsed_answer(row: ParseRow) -> ParsedAnswer:
-    """A landed parse as the suite's record of it."""
-    return ParsedAnswer(
-        status=ParseStatus(row.status),
-        value=json.loads(row.value_json),
-        rule=row.rule,
-        detail=row.detail,
-    )

@@ -171,7 +171,7 @@ def plan_item(
         _stored(requests, cache, answers.stored),
         len(images),
         text,
-        baseline_scores=answers.scores.get(whose, ()),
+        baseline_scores=answers.scores(whose),
     )
 
 

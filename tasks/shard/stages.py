@@ -165,16 +165,12 @@ def copied_outcome(planned: PlannedItem, variant: str = "") -> ItemOutcome:
     outcome = ItemOutcome(
         planned.item, sample=planned.requests[0].sample, variant=variant, copied=stored
     )
-    failed = [row for row in stored.scores if row.metric == EVERY_METRIC]
-    if failed:
-        outcome.scorer_error = ScorerError.from_row(failed[0])
+    if EVERY_METRIC in stored.score_metrics:
+        row = next(r for r in stored.score_rows if r.metric == EVERY_METRIC)
+        outcome.scorer_error = ScorerError.from_row(row)
     else:
-        outcome.score = ItemScore(
-            values={r.metric: r.value for r in stored.scores if r.value is not None},
-            unscored={
-                r.metric: r.unscored_reason or "" for r in stored.scores if r.status == "unscored"
-            },
-        )
+        values, unscored = stored.score_values()
+        outcome.score = ItemScore(values=values, unscored=unscored)
     return outcome
 
 

@@ -3,12 +3,19 @@ the landed row it comes from, whether a few are asked for (row by row) or all (a
 
 from __future__ import annotations
 
+import json
+from types import SimpleNamespace
+
 import pyarrow as pa
 import pytest
 
+from roadeval.benchmarks.suite import ParsedAnswer, ParseStatus
 from roadeval.storage.records import SCHEMAS
 from roadeval.tasks.rerun import answers as module
 from roadeval.tasks.rerun.answers import BaselineAnswers
+from roadeval.tasks.shard.counts import EVERY_METRIC
+from roadeval.tasks.shard.remote_scoring import SCORER_ERROR, ScorerError
+from roadeval.tasks.shard.stages import copied_outcome
 
 from support.rows import record
 
@@ -97,3 +104,38 @@ def test_an_outcome_matches_by_its_chains_keys_without_making_its_answers() -> N
     assert not outcome.matches("h2", ["other"]) and not outcome.matches("changed", ["key-2"])
     assert found.rows is not None and not found.rows._made  # nothing made yet
     assert [c.request_key for c in outcome.calls] == ["key-2"]
+
+
+def _scorer_failed(tables: dict[str, pa.Table], k: int) -> dict[str, pa.Table]:
+    """Item `k`'s score row as a scorer that raised lands it: metric '*', unscored."""
+    scores = tables["scores"].to_pylist()
+    scores[k] |= {
+        "metric": EVERY_METRIC,
+        "value": None,
+        "status": "unscored",
+        "unscored_reason": "scorer_error: ValueError: boom",
+        "details_json": json.dumps({SCORER_ERROR: {"type": "ValueError", "message": "boom"}}),
+    }
+    return tables | {"scores": pa.Table.from_pylist(scores, schema=SCHEMAS["scores"])}
+
+
+def test_an_outcomes_parse_and_scores_are_its_rows_read_from_columns() -> None:
+    found = BaselineAnswers.of(RUN, _tables(5))
+    outcome = found.outcomes[("i3", 1, "")]
+    assert outcome.final_parse == ParsedAnswer(ParseStatus.OK, "A", "letter", "")
+    assert outcome.score_values() == ({"correct": 1.0}, {})
+    (row,) = outcome.score_rows
+    assert (row.item_id, row.metric, row.value, row.request_key) == ("i3", "correct", 1.0, "key-3")
+    assert found.scores(("i3", 1, "")) == outcome.score_rows
+    assert found.scores(("missing", 1, "")) == ()
+
+
+def test_a_copied_outcome_whose_scorer_raised_is_copied_as_that_error() -> None:
+    found = BaselineAnswers.of(RUN, _scorer_failed(_tables(3), 1))
+    failed, scored = found.outcomes[("i1", 1, "")], found.outcomes[("i2", 1, "")]
+    request = SimpleNamespace(sample=1)
+    copy = copied_outcome(SimpleNamespace(item=object(), requests=[request], reused=failed))  # type: ignore[arg-type]
+    assert copy.score is None and copy.scorer_error == ScorerError("ValueError", "boom")
+    copy = copied_outcome(SimpleNamespace(item=object(), requests=[request], reused=scored))  # type: ignore[arg-type]
+    assert copy.scorer_error is None and copy.score is not None
+    assert copy.score.values == {"correct": 0.0}
