@@ -44,9 +44,17 @@ class Drawn:
         assert self._svg is not None
         return self._svg
 
+    @property
+    def drawn(self) -> bool:
+        return self._svg is not None
+
     def draw_here(self) -> None:
         plot, args, kwargs = self.job
         self._svg = draw_numbered(self.number, plot, args, kwargs)
+
+    def take(self, svg: Markup) -> None:
+        """The figure as the helper drew it."""
+        self._svg = svg
 
 
 def draw_numbered(number: int, plot: Plot, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Markup:
@@ -102,9 +110,9 @@ class Drawings:
                 break
             drawn.draw_here()
         for drawn in waiting:
-            if drawn._svg is None:
+            if not drawn.drawn:
                 try:
-                    drawn._svg = sent[drawn.number].result()
+                    drawn.take(sent[drawn.number].result())
                 except Exception as exc:  # the helper died, or could not draw: drawn here
                     log.debug("report figure %d drawn in this process: %s", drawn.number, exc)
                     drawn.draw_here()
