@@ -15,7 +15,6 @@ Check it at a small size (`--models 2 --items 500`); the full size needs about 2
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import subprocess
 import sys
@@ -28,6 +27,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from roadeval.flows.run_record import event_row
 from roadeval.storage.landing import Part, land
 from roadeval.storage.records import SCHEMAS, MetricPairRow, MetricRow, RunEventRow
 from roadeval.storage.store import Store, open_store
@@ -347,40 +347,7 @@ def run_event(models: list[str], items: int) -> RunEventRow:
         orchestrator="inline",
         status="finished",
     )
-    numbers = dict.fromkeys(
-        (
-            "n_items",
-            "n_scored",
-            "n_calls",
-            "n_requests",
-            "n_cached",
-            "n_errors",
-            "n_interrupted",
-            "n_not_run",
-            "n_abnormal",
-            "n_unparsed",
-            "n_judge_calls",
-            "n_unscored",
-        ),
-        0,
-    )
-    return RunEventRow(
-        run_id=RUN,
-        seq=1,
-        status="finished",
-        started_at=NOW,
-        ended_at=manifest.ended_at,
-        panel=manifest.panel,
-        code_version="bench",
-        host="bench",
-        pid=os.getpid(),
-        heartbeat_s=10.0,
-        **numbers,
-        cost_usd=0.0,
-        message=None,
-        manifest_json=manifest.model_dump_json(),
-        orchestrator="inline",
-    )
+    return event_row(manifest, 1, 10.0)
 
 
 def build_store(store: Store, models: int, items: int, per_item: int) -> float:

@@ -21,6 +21,38 @@ from roadeval.tasks.calls.secrets import Redactor
 from roadeval.tasks.results.manifest import RunManifest
 
 
+def event_row(landed: RunManifest, seq: int, heartbeat_s: float) -> RunEventRow:
+    """The `run_events` row of a manifest as landed (its status and message set), the run's
+    `seq`-th event, written by this process."""
+    if landed.status is None:
+        raise ValueError(f"run {landed.run_id}: an event is of a manifest with its status")
+    totals = landed.totals
+    counts = {f"n_{name}": getattr(totals, name) for name in RUN_COUNT_COLUMNS}
+    # Planned from the start, so a running (or died) run says how big it is.
+    counts["n_items"] = landed.planned_items
+    return RunEventRow(
+        run_id=landed.run_id,
+        seq=seq,
+        status=landed.status,
+        started_at=landed.started_at,
+        ended_at=landed.ended_at,
+        panel=landed.panel,
+        code_version=landed.code_version,
+        host=socket.gethostname(),
+        pid=os.getpid(),
+        heartbeat_s=heartbeat_s,
+        **counts,
+        cost_usd=totals.cost_usd,
+        message=landed.message,
+        manifest_json=landed.model_dump_json(),
+        orchestrator=landed.orchestrator,
+        flow_run_id=landed.flow_run_id,
+        deployment=landed.deployment,
+        baseline_run_id=landed.baseline.run_id if landed.baseline else None,
+        **engine_columns(landed),
+    )
+
+
 class RunStatus:
     RUNNING = "running"
     FINISHED = "finished"
@@ -74,31 +106,7 @@ class RunRecord:
         landed = RunManifest.from_json(text)
         key = manifest_key(self.run_id)
         self.store.put(key, text.encode())
-        totals = landed.totals
-        counts = {f"n_{name}": getattr(totals, name) for name in RUN_COUNT_COLUMNS}
-        # Planned from the start, so a running (or died) run says how big it is.
-        counts["n_items"] = landed.planned_items
-        row = RunEventRow(
-            run_id=self.run_id,
-            seq=self._seq,
-            status=status,
-            started_at=landed.started_at,
-            ended_at=landed.ended_at,
-            panel=landed.panel,
-            code_version=landed.code_version,
-            host=socket.gethostname(),
-            pid=os.getpid(),
-            heartbeat_s=self.interval_s,
-            **counts,
-            cost_usd=totals.cost_usd,
-            message=landed.message,
-            manifest_json=landed.model_dump_json(),
-            orchestrator=landed.orchestrator,
-            flow_run_id=landed.flow_run_id,
-            deployment=landed.deployment,
-            baseline_run_id=landed.baseline.run_id if landed.baseline else None,
-            **engine_columns(landed),
-        )
+        row = event_row(landed, self._seq, self.interval_s)
         land(self.store, f"{self.run_id}-event-{self._seq:03d}", [Part("run_events", [row])])
         self._seq += 1
         return key

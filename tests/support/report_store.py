@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from roadeval.flows.run_record import event_row
 from roadeval.storage.landing import Part, land
 from roadeval.storage.records import (
     ChangeRow,
@@ -24,7 +25,13 @@ from roadeval.storage.records import (
     ScoreRow,
 )
 from roadeval.storage.store import Store, open_store
-from roadeval.tasks.results.manifest import PairCounts, RunManifest, SuiteRecord, Totals
+from roadeval.tasks.results.manifest import (
+    BaselineRecord,
+    PairCounts,
+    RunManifest,
+    SuiteRecord,
+    Totals,
+)
 
 RUN = "20260101T000000Z-report01"
 BASELINE = "20251231T000000Z-report00"
@@ -269,48 +276,22 @@ def manifest(options: Options) -> RunManifest:
         counts=counts,
         totals=Totals(items=12, scored=12, calls=12),
         orchestrator="inline",
-        baseline=None,
+        baseline=(
+            BaselineRecord(
+                run_id=BASELINE,
+                chosen_by="the last finished run of panel 'p'",
+                started_at=started - timedelta(days=1),
+                code_version="0.1.0",
+            )
+            if options.baseline
+            else None
+        ),
         status="finished",
     )
 
 
 def _event(options: Options) -> RunEventRow:
-    made = manifest(options)
-    numbers = {
-        name: 0
-        for name in (
-            "n_items",
-            "n_scored",
-            "n_calls",
-            "n_requests",
-            "n_cached",
-            "n_errors",
-            "n_interrupted",
-            "n_not_run",
-            "n_abnormal",
-            "n_unparsed",
-            "n_judge_calls",
-            "n_unscored",
-        )
-    }
-    return RunEventRow(
-        run_id=RUN,
-        seq=1,
-        status="finished",
-        started_at=made.started_at,
-        ended_at=made.ended_at,
-        panel=made.panel,
-        code_version=made.code_version,
-        host="test",
-        pid=1,
-        heartbeat_s=10.0,
-        **numbers,
-        cost_usd=0.0,
-        message=None,
-        manifest_json=made.model_dump_json(),
-        orchestrator="inline",
-        baseline_run_id=BASELINE if options.baseline else None,
-    )
+    return event_row(manifest(options), 1, 10.0)
 
 
 def report_store(root: Path, options: Options = Options()) -> Store:
