@@ -9,10 +9,13 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
+from roadeval.storage.store import Store
 from roadeval.tasks.calls.gateway import ModelClient
 from roadeval.tasks.calls.stopping import StopSignal
 from roadeval.tasks.shard.answer_workers import AnswerWorkers, processes_for, server_warmed
 from roadeval.tasks.shard.plan import ShardPlan
+from roadeval.tasks.shard.remote_scoring import RemoteScoring
+from roadeval.tasks.shard.stages import ShardResult
 
 
 def round_robin(pairs: Sequence[tuple[str, str]]) -> list[int]:
@@ -73,8 +76,9 @@ class AnswerSpread:
         left = max(0, self.items - self.planned)
         return self.requests + round(left * self.requests / self.planned)
 
-    def workers_for(self, plan: ShardPlan) -> AnswerWorkers | None:
-        """The workers to answer `plan` in, once started; None: answer it here."""
+    def workers_for(self, plan: ShardPlan) -> StartingWorkers | None:
+        """The workers to answer `plan` in (awaited by its answer stage); None: answer it
+        here."""
         if self._starting is None:
             if not plan.shard.client.spec.is_baseline and not plan.shard.copies:
                 self.planned += len(plan.items)
@@ -89,10 +93,7 @@ class AnswerSpread:
                 # those of a warmed server: they start in a moment, LiteLLM here takes seconds).
                 return None
         assert self._starting is not None
-        # A failed start fails the run here, as any stage's failure does.
-        workers = self._starting.result()
-        self.processes = workers.processes
-        return workers
+        return StartingWorkers(self._starting, self)
 
     def _start(self, processes: int) -> None:
         clients = self.clients()
@@ -107,3 +108,22 @@ class AnswerSpread:
         if self._starting is not None:
             with contextlib.suppress(Exception):  # a failed start was raised where it was used
                 self._starting.result().close()
+
+
+class StartingWorkers:
+    """The run's answer workers as a shard's answer stage sees them: awaited there, when the
+    shard goes to them, and not by the loop that hands out every shard (a rerun's copies would
+    wait seconds, planned, for a process start they do not need)."""
+
+    def __init__(self, starting: Future[AnswerWorkers], spread: AnswerSpread) -> None:
+        self._starting = starting
+        self._spread = spread
+
+    def can_take(self, plan: ShardPlan, remote: RemoteScoring | None) -> bool:
+        return AnswerWorkers.can_take(plan, remote)
+
+    def run(self, plan: ShardPlan, store: Store, judge: ModelClient | None) -> ShardResult:
+        # A failed start fails the shard here, and so the run, as any stage's failure does.
+        workers = self._starting.result()
+        self._spread.processes = workers.processes
+        return workers.run(plan, store, judge)

@@ -5,8 +5,6 @@ in it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -81,17 +79,3 @@ def show(
         out.print(f"report: {printable(opened.location(key))}")
     else:
         out.print(f"no report yet: roadeval report {printable(found.run.run_id)}")
-
-
-@contextmanager
-def _reading() -> Iterator[None]:
-    """A run that cannot be reported (`ReportError`), a store that cannot be read, an `--out`
-    that cannot be written: one line, exit 2."""
-    import duckdb
-
-    try:
-        yield
-    except duckdb.Error as exc:
-        fail(f"the store could not be read: {exc}")
-    except (OSError, ValueError) as exc:
-        fail(str(exc))

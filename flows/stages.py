@@ -18,12 +18,12 @@ from roadeval.storage.landing import Part, land
 from roadeval.storage.store import Store
 
 if TYPE_CHECKING:
+    from roadeval.flows.answering import StartingWorkers
     from roadeval.flows.baseline import BaselineReader
     from roadeval.tasks.calls.gateway import ModelClient
     from roadeval.tasks.render.cluster import RenderConfig
     from roadeval.tasks.render.stage import RenderReport, Renders
     from roadeval.tasks.report.build import BuiltReport
-    from roadeval.tasks.shard.answer_workers import AnswerWorkers
     from roadeval.tasks.shard.plan import Shard, ShardPlan
     from roadeval.tasks.shard.remote_scoring import RemoteScoring
     from roadeval.tasks.shard.stages import ShardResult
@@ -56,10 +56,11 @@ def answer_shard(
     store: Store,
     judge: ModelClient | None,
     remote: RemoteScoring | None,
-    workers: AnswerWorkers | None = None,
+    workers: StartingWorkers | None = None,
 ) -> ShardResult:
     """Answer one shard: in an answer worker process when the run spreads its calls and the
-    shard can go (see `AnswerWorkers.can_take`), else here."""
+    shard can go (see `AnswerWorkers.can_take`; the stage waits for their start), else
+    here."""
     from roadeval.tasks.shard.stages import run_shard
 
     if workers is not None and workers.can_take(plan, remote):

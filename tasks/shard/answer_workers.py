@@ -213,7 +213,8 @@ class AnswerWorkers:
     def run(self, plan: ShardPlan, store: Store, judge: ModelClient | None) -> ShardResult:
         return self.submit(plan, store, judge).result()
 
-    def can_take(self, plan: ShardPlan, remote: RemoteScoring | None) -> bool:
+    @staticmethod
+    def can_take(plan: ShardPlan, remote: RemoteScoring | None) -> bool:
         """Whether a worker may answer the shard: not a batch model's (its batches are the
         driver's), not one whose scoring goes to the scoring cluster (the driver holds it), not
         one with nothing to ask."""
