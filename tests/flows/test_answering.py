@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import Future
 from types import SimpleNamespace
 from typing import Any
 
-from roadeval.flows.answering import AnswerSpread
+from roadeval.flows.answering import AnswerSpread, StartingWorkers
 from roadeval.tasks.calls.stopping import StopSignal
 from roadeval.tasks.shard.answer_workers import SPREAD_FROM
 
@@ -63,3 +65,24 @@ def test_a_reruns_copies_do_not_count_toward_its_calls() -> None:
     assert rerun.workers_for(copies) is None and rerun.planned == 0
     assert rerun.workers_for(plan(13, stored=0)) is None
     assert rerun.projected_requests() == 13 and rerun._starting is None
+
+
+def test_handing_out_a_shard_never_waits_for_the_workers_start() -> None:
+    # The start is still under way (LiteLLM importing in the server): the loop that hands out
+    # shards goes on at once, and the shard's own stage waits for the workers.
+    rerun = spread(4 * SPREAD_FROM)
+    starting: Future[Any] = Future()
+    rerun._starting = starting
+    handed: list[Any] = []
+    loop = threading.Thread(
+        target=lambda: handed.append(rerun.workers_for(plan(500, stored=0))), daemon=True
+    )
+    loop.start()
+    loop.join(timeout=5)
+    assert not loop.is_alive(), "the loop waited for the workers' start"
+    (workers,) = handed
+    assert isinstance(workers, StartingWorkers)
+    answered = SimpleNamespace(processes=2, run=lambda plan, store, judge: "answered here")
+    starting.set_result(answered)
+    assert workers.run(plan(1, stored=0), None, None) == "answered here"  # type: ignore[arg-type]
+    assert rerun.processes == 2
