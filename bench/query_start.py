@@ -4,14 +4,15 @@
 
     .venv/bin/python bench/query_start.py [--runs 100] [--shards 4000] [--skip-local] [--skip-s3]
 
-The store is synthetic but laid out as roadeval lays it out: each run's `run_events` landed by the
-real `land()` (its index entries and folds included), and every shard's parts and marker at their
-keys, its index entries folded into one snapshot as the index folds them (`part_index.merged` of
-`entry_rows`), numbered as if landed one by one. Shard parts are empty files except those of the
-first run, which are real Parquet parts of a few rows, so that a query naming that run reads
-real data. Two queries are timed through the real command, each three times (median): `select
-count(*) from runs` (what opening the catalogue costs), and `--run FIRST select count(*), sum(value)
-from scores` (a query that names its run).
+The store is synthetic but laid out as roadeval lays it out: every landing's parts and marker at
+their keys (each run's events, written by the real `write_part`, its shards between them), their
+index entries folded into one snapshot, numbered as if landed one by one, with the snapshot's
+digest of the events made by the real `write_digests`; then the last run's finished event landed
+by the real `land()`, after the snapshot as a run's last event is. Shard parts are empty files
+except those of the first run, which are real Parquet parts of a few rows, so that a query
+naming that run reads real data. Two queries are timed through the real command, each three
+times (median): `select count(*) from runs` (what opening the catalogue costs), and `--run FIRST
+select count(*), sum(value) from scores` (a query that names its run).
 
 Locally both run again with the index moved aside, so that the catalogue lists every part as it
 did before the index. On S3 (moto on 127.0.0.1, one request at a time: bench/contenders/
@@ -42,11 +43,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from rerun import BENCH, _s3_client, bench_env, classify, s3_env, start_moto
 
+from roadeval.storage.index_digests import write_digests
 from roadeval.storage.landing import LANDINGS, Part, land
 from roadeval.storage.part_index import ROWS, SNAPSHOT, SNAPSHOTS, schema_fingerprint
 from roadeval.storage.records import SCHEMAS, RunEventRow, ScoreRow
 from roadeval.storage.store import LocalStore, Store, open_store
-from roadeval.storage.tables import to_parquet
+from roadeval.storage.tables import part_key, to_parquet, write_part
 
 TABLES = ("plan", "responses", "parses", "scores")
 BUCKET, PREFIX = "bench-query", "store"
@@ -61,24 +63,32 @@ def _folder(table: str, model: str) -> str:
     return f"tables/{table}/suite=trip/model={quote(model, safe='')}"
 
 
-def _events(store: Store, run_id: str, n: int) -> None:
+def _event(run_id: str, n: int, seq: int) -> RunEventRow:
+    """Run `n`'s event `seq` (1 running, 2 finished), with a manifest of a real one's size."""
     started = datetime(2026, 11, 1, tzinfo=UTC) + timedelta(hours=n)
-    for seq, status in enumerate(("running", "finished"), start=1):
-        row = RunEventRow(
-            **{
-                f.name: None
-                for f in RunEventRow.__dataclass_fields__.values()  # type: ignore[attr-defined]
-            }
-            | {
-                "run_id": run_id,
-                "seq": seq,
-                "status": status,
-                "started_at": started,
-                "panel": "bench",
-                "manifest_json": json.dumps({"run_id": run_id}),
-            }
-        )
-        land(store, f"{run_id}-event-{seq:03d}", [Part("run_events", [row])])
+    manifest = {
+        "run_id": run_id,
+        "models": [
+            {"name": f"model-{k}", "api_base": f"http://127.0.0.1:{8000 + k}/v1", "seed": k}
+            for k in range(5)
+        ],
+        "suites": [{"name": "trip", "version": "1.0", "items": 10_000, "hash": "ab" * 32}],
+        "settings": {f"setting_{k}": k for k in range(40)},
+    }
+    return RunEventRow(
+        **{
+            f.name: None
+            for f in RunEventRow.__dataclass_fields__.values()  # type: ignore[attr-defined]
+        }
+        | {
+            "run_id": run_id,
+            "seq": seq,
+            "status": ("running", "finished")[seq - 1],
+            "started_at": started,
+            "panel": "bench",
+            "manifest_json": json.dumps(manifest),
+        }
+    )
 
 
 def _score_part(run_id: str, model: str, shard: int) -> bytes:
@@ -103,29 +113,51 @@ def _score_part(run_id: str, model: str, shard: int) -> bytes:
 
 
 def build(root: Path | None, s3: Store | None, runs: int, shards: int) -> dict[str, int]:
-    """The store: parts and markers (locally), the index snapshot of every shard landing, the
-    events landed for real; returns counts of what it holds."""
+    """The store: parts and markers (locally), the index snapshot of every landing and its
+    digest of the events (`write_digests`, as a snapshot's writer makes it), and the last
+    run's finished event landed for real after it; returns counts of what it holds."""
+    store: Store = LocalStore(root) if root is not None else s3  # type: ignore[assignment]
     models = [f"model-{k}" for k in range(5)]
+    numbers: list[int] = []
     names: list[str] = []
     run_of: list[str] = []
     tables: list[str] = []
     keys: list[str] = []
+    events: list[tuple[str, RunEventRow]] = []
+    number = 0
+
+    def landed(name: str, run_id: str, parts: list[tuple[str, str]]) -> None:
+        nonlocal number
+        number += 1
+        for table, key in parts:
+            numbers.append(number)
+            names.append(name)
+            run_of.append(run_id)
+            tables.append(table)
+            keys.append(key)
+
     for n in range(runs):
         run_id = _run_id(n)
-        for shard in range(shards):
-            model = models[shard % len(models)]
-            name = f"{run_id}-trip-{quote(model, safe='')}-{shard:05d}"
-            for table in TABLES:
-                names.append(name)
-                run_of.append(run_id)
-                tables.append(table)
-                keys.append(f"{_folder(table, model)}/{name}.parquet")
-    landings = runs * shards
-    top = -(-landings // SNAPSHOT) * SNAPSHOT
-    fingerprints = {t: schema_fingerprint(SCHEMAS[t]) for t in TABLES}
+        for seq in (1, 2):
+            if (n, seq) == (runs - 1, 2):
+                continue  # landed for real below
+            name = f"{run_id}-event-{seq:03d}"
+            events.append((name, _event(run_id, n, seq)))
+            landed(name, run_id, [("run_events", part_key("run_events", name))])
+            if seq == 1:
+                for shard in range(shards):
+                    model = models[shard % len(models)]
+                    shard_name = f"{run_id}-trip-{quote(model, safe='')}-{shard:05d}"
+                    landed(
+                        shard_name,
+                        run_id,
+                        [(t, f"{_folder(t, model)}/{shard_name}.parquet") for t in TABLES],
+                    )
+    top = -(-number // SNAPSHOT) * SNAPSHOT
+    fingerprints = {t: schema_fingerprint(SCHEMAS[t]) for t in (*TABLES, "run_events")}
     snapshot = pa.table(
         {
-            "number": pa.array([1 + i // len(TABLES) for i in range(len(keys))], pa.int64()),
+            "number": pa.array(numbers, pa.int64()),
             "name": pa.array(names, pa.string()),
             "run_id": pa.array(run_of, pa.string()),
             "role": pa.array(["part"] * len(keys), pa.string()),
@@ -139,12 +171,15 @@ def build(root: Path | None, s3: Store | None, runs: int, shards: int) -> dict[s
     pq.write_table(snapshot, sink, compression="zstd")
     snapshot_key = f"{SNAPSHOTS}{top:012d}.parquet"
     first = _run_id(0)
+    for name, row in events:
+        write_part(store, "run_events", name, [row])
     if root is not None:
-        store: Store = LocalStore(root)
         for key in sorted({k.rsplit("/", 1)[0] for k in keys}):
             (root / key).mkdir(parents=True, exist_ok=True)
         (root / LANDINGS).mkdir(parents=True, exist_ok=True)
-        for key, name in zip(keys, names, strict=True):
+        for key, name, table in zip(keys, names, tables, strict=True):
+            if table == "run_events":
+                continue
             path = root / key
             if name.startswith(first) and key.startswith("tables/scores/"):
                 path.write_bytes(_score_part(first, key.split("model=")[1].split("/")[0], 0))
@@ -155,15 +190,14 @@ def build(root: Path | None, s3: Store | None, runs: int, shards: int) -> dict[s
         (root / SNAPSHOTS).mkdir(parents=True, exist_ok=True)
         (root / snapshot_key).write_bytes(sink.getvalue())
     else:
-        assert s3 is not None
-        store = s3
         store.put(snapshot_key, sink.getvalue())
         for key, name in zip(keys, names, strict=True):
             if name.startswith(first) and key.startswith("tables/scores/"):
                 store.put(key, _score_part(first, key.split("model=")[1].split("/")[0], 0))
-    for n in range(runs):
-        _events(store, _run_id(n), n)
-    return {"landings": landings, "parts": len(keys), "markers": landings}
+    write_digests(store, top, snapshot, None)
+    last = _run_id(runs - 1)
+    land(store, f"{last}-event-002", [Part("run_events", [_event(last, runs - 1, 2)])])
+    return {"landings": number + 1, "parts": len(keys) + 1, "markers": number + 1}
 
 
 def timed(command: list[str], env: dict[str, str], cwd: Path) -> tuple[float, str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,7 +21,8 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 
 from roadeval.storage.heartbeats import MISSED_BEATS, read_heartbeat
-from roadeval.storage.landing import listed_parts, read_part
+from roadeval.storage.index_digests import WHOLE, read_whole
+from roadeval.storage.landing import listed_parts
 from roadeval.storage.part_index import PartIndex
 from roadeval.storage.records import SCHEMAS, TABLES, reserve_names
 from roadeval.storage.store import LocalStore, Store
@@ -89,52 +91,64 @@ def _dataset(store: Store, table: str, keys: list[str]) -> ds.Dataset:
     )
 
 
-# Tables read whole, not scanned lazily, on S3.
-_READ_WHOLE = frozenset({"run_events"})
+@dataclass(frozen=True)
+class _TableParts:
+    """One table's visible parts: their keys, schema fingerprints (None: not known) and index
+    numbers (None: listed), and the index snapshot they were loaded from (None: none)."""
 
+    keys: list[str]
+    fingerprints: list[str | None]
+    numbers: list[int | None]
+    base: int | None = None
 
-def _read_all(store: Store, table: str, keys: list[str]) -> pa.Table:
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=32) as pool:
-        parts = list(pool.map(lambda key: read_part(store, table, key), keys))
-    return pa.concat_tables([SCHEMAS[table].empty_table(), *parts])
+    def index_rows(self, table: str) -> pa.Table:
+        return pa.table(
+            {
+                "table": pa.array([table] * len(self.keys), pa.string()),
+                "key": pa.array(self.keys, pa.string()),
+                "number": pa.array(self.numbers, pa.int64()),
+            }
+        )
 
 
 def _parts(
     store: Store, tables: list[str], runs: Iterable[str] | None, include_unlanded: bool
-) -> dict[str, list[tuple[str, str | None]]]:
-    """Each table's visible parts with their schema fingerprints (None: not known), from the
-    part index; by a listing where the store keeps none, or unlanded parts are asked for."""
+) -> dict[str, _TableParts]:
+    """Each table's visible parts, from the part index; by a listing where the store keeps
+    none, or unlanded parts are asked for."""
     view = None if include_unlanded else PartIndex(store).load(tables)
     if view is None:
         listed = listed_parts(store, tables=tables, runs=runs, include_unlanded=include_unlanded)
-        return {table: [(key, None) for key in keys] for table, keys in listed.items()}
-    found: dict[str, list[tuple[str, str | None]]] = {}
+        return {
+            table: _TableParts(keys, [None] * len(keys), [None] * len(keys))
+            for table, keys in listed.items()
+        }
+    found: dict[str, _TableParts] = {}
     for table in tables:
-        rows = view.of(table, runs)
-        found[table] = sorted(
-            zip(rows.column("key").to_pylist(), rows.column("fingerprint").to_pylist(), strict=True)
+        rows = view.of(table, runs).sort_by("key")
+        found[table] = _TableParts(
+            rows.column("key").to_pylist(),
+            rows.column("fingerprint").to_pylist(),
+            rows.column("number").to_pylist(),
+            view.base,
         )
     return found
 
 
 def _table_view(
-    con: duckdb.DuckDBPyConnection, store: Store, table: str, parts: list[tuple[str, str | None]]
+    con: duckdb.DuckDBPyConnection, store: Store, table: str, parts: _TableParts
 ) -> None:
     """The view of one table. In a folder: DuckDB's own Parquet reader over the files, one
     scan per schema the parts were written with (parts of an unknown schema matched by
     column name), each under the table's declared columns (a column a part predates reads as
     null). On S3: a lazy pyarrow dataset (DuckDB reads no s3:// here without an extension
-    from the internet), projections and filters pushed down."""
+    from the internet), projections and filters pushed down; a table every reader wants whole
+    (`run_events`) from its digest and the parts landed since (`index_digests`)."""
     if not isinstance(store, LocalStore):
-        keys = [key for key, _ in parts]
-        # `run_events` is small parts, a few per run, that every `runs` read wants whole: one
-        # GET each, at once, rather than a dataset's HEAD and ranged reads per part.
-        con.register(
-            table,
-            _read_all(store, table, keys) if table in _READ_WHOLE else _dataset(store, table, keys),
-        )
+        if table in WHOLE:
+            con.register(table, read_whole(store, table, parts.index_rows(table), parts.base))
+        else:
+            con.register(table, _dataset(store, table, parts.keys))
         return
     empty = f"{_INTERNAL}.{table}_columns"
     con.register(f"_{table}_columns", SCHEMAS[table].empty_table())
@@ -142,7 +156,7 @@ def _table_view(
     con.unregister(f"_{table}_columns")
     scans = [f"select * from {empty}"]
     groups: dict[str | None, list[str]] = {}
-    for key, fingerprint in parts:
+    for key, fingerprint in zip(parts.keys, parts.fingerprints, strict=True):
         groups.setdefault(fingerprint, []).append(str(store.root / key))
     for n, (fingerprint, paths) in enumerate(sorted(groups.items(), key=lambda g: g[0] or "")):
         variable = f"_parts_{table}_{n}"

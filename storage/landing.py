@@ -26,7 +26,7 @@ import pyarrow as pa
 
 from roadeval.storage.part_index import PartIndex, Published, schema_fingerprint
 from roadeval.storage.store import Store
-from roadeval.storage.tables import SCHEMAS, write_part
+from roadeval.storage.tables import SCHEMAS, UnreadablePart, read_part, write_part
 from roadeval.storage.visibility import (
     COMPACTED,
     LANDINGS,
@@ -143,10 +143,6 @@ def read_table(store: Store, table: str) -> pa.Table:
     return dataset.to_table()
 
 
-class UnreadablePart(ValueError):
-    """A landed part whose bytes are not a Parquet table (damaged or edited by hand)."""
-
-
 def read_rows(store: Store, table: str, keys: Sequence[str]) -> list[Any]:
     """The rows of the given parts of `table` (keys that exist), as its records: one read per
     part (a GET on S3), columns a part predates (landed by older code) as None. A part that
@@ -155,27 +151,6 @@ def read_rows(store: Store, table: str, keys: Sequence[str]) -> list[Any]:
     for key in keys:
         rows.extend(records_of(table, read_part(store, table, key)))
     return rows
-
-
-def read_part(store: Store, table: str, key: str) -> pa.Table:
-    """One part of `table` as an Arrow table of exactly the table's schema (columns a part
-    predates as nulls); an UnreadablePart when its bytes are not such a table."""
-    import pyarrow.parquet as pq
-
-    schema = SCHEMAS[table]
-    data = store.get(key)
-    try:
-        # One file's reader, not `read_table`'s dataset machinery: a fifth of the time on
-        # the small parts a baseline is made of (hundreds per suite x model).
-        part = pq.ParquetFile(pa.BufferReader(data)).read()
-        missing = [name for name in schema.names if name not in part.column_names]
-        for name in missing:
-            part = part.append_column(name, pa.nulls(part.num_rows, schema.field(name).type))
-        part = part.select(schema.names)
-        # Parts written by this code already have the schema: a cast would copy every column.
-        return part if part.schema == schema else part.cast(schema)
-    except (pa.ArrowException, OSError) as exc:
-        raise UnreadablePart(f"{store.location(key)}: not a readable part ({exc})") from None
 
 
 def records_of(table: str, part: pa.Table) -> list[Any]:

@@ -11,11 +11,13 @@ segment before), every `SNAPSHOT` into a snapshot of every visible part up to `n
 after the newest (listings that start after a key, which never page through the past), and
 reads them: while folding keeps up, one snapshot and at most 30 small objects.
 
-Segments and snapshots are removed one snapshot later, so a reader that listed just before a fold
-still finds what it listed (one that does not, lists again). A folder, or an S3 endpoint that
-takes conditional writes, keeps an index; one that refuses them gets `index/snapshots/unindexed`,
-and readers list its parts, as they do for a store written before the index existed (markers and
-parts, no `index/`: its first new landing snapshots what a listing shows, as number 0).
+A snapshot's writer also digests the small tables every reader wants whole (`index_digests`).
+Segments, snapshots and digests are removed one snapshot later, so a reader that listed just
+before a fold still finds what it listed (one that does not, lists again). A folder, or an S3
+endpoint that takes conditional writes, keeps an index; one that refuses them gets
+`index/snapshots/unindexed`, and readers list its parts, as they do for a store written before
+the index existed (markers and parts, no `index/`: its first new landing snapshots what a
+listing shows, as number 0).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from roadeval.storage.index_digests import retired_digests, write_digests
 from roadeval.storage.store import ConditionalWritesUnsupported, Store
 from roadeval.storage.visibility import listed_parts, run_of
 
@@ -86,6 +89,8 @@ class IndexView:
     requests: int
     # The tables loaded (None: every table).
     tables: frozenset[str] | None = None
+    # The snapshot the view was loaded from (None: none), whose digests hold its parts' rows.
+    base: int | None = None
 
     def of(self, table: str, runs: Iterable[str] | None = None) -> pa.Table:
         """The rows of `table`'s parts, of the runs named (with the items landings, which no
@@ -296,7 +301,9 @@ class PartIndex:
                 "store %s: part index entries before %d are missing", self.store.uri, number
             )
             return
-        self.store.put(_number_key(SNAPSHOTS, number, ".parquet"), _encode(self._visible(plan)))
+        visible = self._visible(plan)
+        self.store.put(_number_key(SNAPSHOTS, number, ".parquet"), _encode(visible))
+        write_digests(self.store, number, visible, listing.base)
         if listing.base:
             # Segments up to the snapshot before: the listing above started after it.
             stale = [
@@ -307,6 +314,7 @@ class PartIndex:
             stale += [
                 _number_key(SNAPSHOTS, n, ".parquet") for n in listing.snapshots if n < listing.base
             ]
+            stale += retired_digests(self.store, listing.base)
             self.store.delete_many(stale)
 
     # -- reading --
@@ -345,7 +353,8 @@ class PartIndex:
                 rows = self._visible(plan, wanted)
             except FileNotFoundError:
                 continue  # retired since listed: list again
-            return IndexView(rows, 3 + len(plan), wanted)
+            base = plan[0][1] if plan and plan[0][0] == "snapshot" else None
+            return IndexView(rows, 3 + len(plan), wanted, base)
         raise IndexChanging(f"store {self.store.uri}: its part index kept changing while read")
 
     def _visible(
