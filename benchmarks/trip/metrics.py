@@ -25,10 +25,11 @@ def accuracy(scored: Sequence[ScoredItem]) -> float:
 
 def accuracy_by_label(scored: Sequence[ScoredItem], label: str) -> dict[str, float]:
     """Accuracy per value of one item label (role, subject, ..., modality), values sorted."""
-    groups: dict[str, list[ScoredItem]] = {}
+    groups: dict[str, list[float]] = {}
     for row in scored:
-        groups.setdefault(row.item.labels[label], []).append(row)
-    return {value: accuracy(groups[value]) for value in sorted(groups)}
+        groups.setdefault(row.item.labels[label], []).append(row.values[CORRECT])
+    # The mean of each group's values, as `accuracy` takes it.
+    return {value: float(np.mean(groups[value])) for value in sorted(groups)}
 
 
 def modality_penalty(scored: Sequence[ScoredItem]) -> float | None:

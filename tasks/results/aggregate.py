@@ -41,26 +41,10 @@ def aggregate(
         entries = by_task[task]
         per_task[task] = suite.summarize(task, entries)
         rows.extend(row(task, ALL, "", m, v, len(entries)) for m, v in per_task[task].items())
-        for label in suite.slice_labels:
-            groups: dict[str, list[ScoredItem]] = defaultdict(list)
-            for entry in entries:
-                # An item without the label (e.g. a condition only some tasks carry) has no slice.
-                if label in entry.item.labels:
-                    groups[entry.item.labels[label]].append(entry)
-            for group_value, members in sorted(groups.items()):
-                for metric in suite.slice_metrics:
-                    values = [m.values[metric] for m in members if metric in m.values]
-                    if values:
-                        rows.append(
-                            row(
-                                task,
-                                label,
-                                group_value,
-                                metric,
-                                sum(values) / len(values),
-                                len(values),
-                            )
-                        )
+        rows.extend(
+            row(task, label, group_value, metric, sum(values) / len(values), len(values))
+            for (label, group_value, metric), values in _slices(suite, entries)
+        )
     rows.extend(
         row(SUITE_WIDE, ALL, "", m, v, len(scored)) for m, v in suite.overall(per_task).items()
     )
@@ -69,3 +53,29 @@ def aggregate(
         for g in suite.group_values(scored)
     )
     return rows
+
+
+def _slices(
+    suite: Suite, entries: Sequence[ScoredItem]
+) -> list[tuple[tuple[str, str, str], list[float]]]:
+    """Each slice metric's values per label and label value, in one pass over the entries (a
+    pass per label was most of a rerun's metric time), in item order, ordered by label, then
+    value, then metric; a slice whose items lack the metric has no values and no entry. An
+    item without the label (a condition only some tasks carry) is in no slice of it."""
+    collected: dict[tuple[str, str, str], list[float]] = {}
+    labels, metrics = suite.slice_labels, suite.slice_metrics
+    for entry in entries:
+        item_labels, values = entry.item.labels, entry.values
+        for label in labels:
+            if label not in item_labels:
+                continue
+            group_value = item_labels[label]
+            for metric in metrics:
+                if metric in values:
+                    collected.setdefault((label, group_value, metric), []).append(values[metric])
+    label_order = {label: n for n, label in enumerate(labels)}
+    metric_order = {metric: n for n, metric in enumerate(metrics)}
+    return sorted(
+        collected.items(),
+        key=lambda pair: (label_order[pair[0][0]], pair[0][1], metric_order[pair[0][2]]),
+    )
