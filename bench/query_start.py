@@ -10,16 +10,19 @@ index entries folded into one snapshot, numbered as if landed one by one, with t
 digest of the events made by the real `write_digests`; then the last run's finished event landed
 by the real `land()`, after the snapshot as a run's last event is. Shard parts are empty files
 except those of the first run, which are real Parquet parts of a few rows, so that a query
-naming that run reads real data. Two queries are timed through the real command, each three
-times (median): `select count(*) from runs` (what opening the catalogue costs), and `--run FIRST
-select count(*), sum(value) from scores` (a query that names its run).
+naming that run reads real data, and those of the second, which is compacted as a finished run
+is (one part per table x model folder). Three queries are timed through the real command, each
+three times (median): `select count(*) from runs` (what opening the catalogue costs), and
+`--run RUN select count(*), sum(value) from scores` for the first run (4,000 small parts) and
+for the compacted one.
 
-Locally both run again with the index moved aside, so that the catalogue lists every part as it
+Locally they run again with the index moved aside, so that the catalogue lists every part as it
 did before the index. On S3 (moto on 127.0.0.1, one request at a time: bench/contenders/
-locked_moto.py) only the index, the events and the first run's parts are uploaded: the other
-parts are never read by either query through the index, and a listing of them, the old way, is
-printed as the LIST requests it would take (1,000 keys a page) rather than made. Requests are
-counted from moto's access log between the command's launch and its exit.
+locked_moto.py) only the index, the events and the parts the queries read are uploaded: the
+others are never read through the index, and a listing of them, the old way, is printed as the
+LIST requests it would take (1,000 keys a page) rather than made. The `runs` query runs again
+with the events' digest removed (the control: events read part by part, as before digests).
+Requests are counted from moto's access log between the command's launch and its exit.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from rerun import BENCH, _s3_client, bench_env, classify, s3_env, start_moto
 
-from roadeval.storage.index_digests import write_digests
+from roadeval.storage.index_digests import DIGESTS, write_digests
 from roadeval.storage.landing import LANDINGS, Part, land
 from roadeval.storage.part_index import ROWS, SNAPSHOT, SNAPSHOTS, schema_fingerprint
 from roadeval.storage.records import SCHEMAS, RunEventRow, ScoreRow
@@ -51,6 +54,8 @@ from roadeval.storage.store import LocalStore, Store, open_store
 from roadeval.storage.tables import part_key, to_parquet, write_part
 
 TABLES = ("plan", "responses", "parses", "scores")
+# The run whose parts are compacted (every other run's are one part per shard and table).
+COMPACTED_RUN = 1
 BUCKET, PREFIX = "bench-query", "store"
 
 
@@ -91,7 +96,7 @@ def _event(run_id: str, n: int, seq: int) -> RunEventRow:
     )
 
 
-def _score_part(run_id: str, model: str, shard: int) -> bytes:
+def _score_part(run_id: str, model: str, shard: int, rows: int = 5) -> bytes:
     rows = [
         ScoreRow(
             **{f.name: None for f in ScoreRow.__dataclass_fields__.values()}  # type: ignore[attr-defined]
@@ -107,7 +112,7 @@ def _score_part(run_id: str, model: str, shard: int) -> bytes:
                 "status": "scored",
             }
         )
-        for i in range(5)
+        for i in range(rows)
     ]
     return to_parquet("scores", rows)
 
@@ -144,7 +149,16 @@ def build(root: Path | None, s3: Store | None, runs: int, shards: int) -> dict[s
             name = f"{run_id}-event-{seq:03d}"
             events.append((name, _event(run_id, n, seq)))
             landed(name, run_id, [("run_events", part_key("run_events", name))])
-            if seq == 1:
+            if seq == 1 and n == COMPACTED_RUN:
+                # Finished and compacted, as roadeval leaves a finished run: one part per
+                # table x model folder, the shards' parts hidden (`storage.compaction`).
+                name = f"{run_id}-compacted"
+                landed(
+                    name,
+                    run_id,
+                    [(t, f"{_folder(t, m)}/{name}.parquet") for m in models for t in TABLES],
+                )
+            elif seq == 1:
                 for shard in range(shards):
                     model = models[shard % len(models)]
                     shard_name = f"{run_id}-trip-{quote(model, safe='')}-{shard:05d}"
@@ -181,8 +195,9 @@ def build(root: Path | None, s3: Store | None, runs: int, shards: int) -> dict[s
             if table == "run_events":
                 continue
             path = root / key
-            if name.startswith(first) and key.startswith("tables/scores/"):
-                path.write_bytes(_score_part(first, key.split("model=")[1].split("/")[0], 0))
+            content = _content(key, name, first, shards)
+            if content is not None:
+                path.write_bytes(content)
             else:
                 path.touch()
         for name in dict.fromkeys(names):
@@ -192,12 +207,26 @@ def build(root: Path | None, s3: Store | None, runs: int, shards: int) -> dict[s
     else:
         store.put(snapshot_key, sink.getvalue())
         for key, name in zip(keys, names, strict=True):
-            if name.startswith(first) and key.startswith("tables/scores/"):
-                store.put(key, _score_part(first, key.split("model=")[1].split("/")[0], 0))
+            content = _content(key, name, first, shards)
+            if content is not None:
+                store.put(key, content)
     write_digests(store, top, snapshot, None)
     last = _run_id(runs - 1)
     land(store, f"{last}-event-002", [Part("run_events", [_event(last, runs - 1, 2)])])
     return {"landings": number + 1, "parts": len(keys) + 1, "markers": number + 1}
+
+
+def _content(key: str, name: str, first: str, shards: int) -> bytes | None:
+    """Real rows for the scores parts the queries read (the first run's shards, the compacted
+    run's folders: as many rows as its shards held); None for a part no query reads."""
+    if not key.startswith("tables/scores/"):
+        return None
+    model = key.split("model=")[1].split("/")[0]
+    if name.startswith(first):
+        return _score_part(first, model, 0)
+    if name.endswith("-compacted"):
+        return _score_part(name.removesuffix("-compacted"), model, 0, rows=5 * shards // 5)
+    return None
 
 
 def timed(command: list[str], env: dict[str, str], cwd: Path) -> tuple[float, str]:
@@ -220,6 +249,13 @@ def queries(store_uri: str, first: str) -> list[tuple[str, list[str]]]:
                 "select count(*), sum(value) from scores",
             ],
         ),
+        (
+            "compacted run's",
+            [
+                roadeval, "query", "--store", store_uri, "-f", "csv", "--run",
+                _run_id(COMPACTED_RUN), "select count(*), sum(value) from scores",
+            ],
+        ),
     ]  # fmt: skip
 
 
@@ -240,7 +276,7 @@ def local(work: Path, runs: int, shards: int) -> None:
                 walls.append(wall)
             results[f"{label}: {name}"] = walls
             median = statistics.median(walls)
-            print(f"[local] {label:8} {name:18} {median:7.2f} s   {out.strip()!r}")
+            print(f"[local] {label:9} {name:18} {median:7.2f} s   {out.strip()!r}")
     help_wall = statistics.median(
         timed([str(Path(sys.executable).parent / "roadeval"), "--help"], env, work)[0]
         for _ in range(3)
@@ -258,17 +294,23 @@ def s3(work: Path, runs: int, shards: int) -> None:
         counts = build(None, store, runs, shards)
         print(f"[s3] built {counts} in {time.perf_counter() - started:.0f} s", flush=True)
         env = bench_env(work) | s3_env(moto.endpoint)
-        for name, command in queries(f"s3://{BUCKET}/{PREFIX}", _run_id(0)):
-            walls, made = [], Counter[str]()
-            for _ in range(3):
-                before = len(moto.lines())
-                wall, out = timed(command, env, work)
-                walls.append(wall)
-                made, _, _ = classify(moto.lines()[before:])
-            print(
-                f"[s3] index    {name:18} {statistics.median(walls):7.2f} s   "
-                f"{sum(made.values())} requests ({dict(made)})   {out.strip()!r}"
-            )
+        measured = queries(f"s3://{BUCKET}/{PREFIX}", _run_id(0))
+        for label in ("index", "no digest"):
+            if label == "no digest":
+                # The control: the events read part by part, as before digests.
+                store.delete_many(store.list(DIGESTS))
+                measured = measured[:1]
+            for name, command in measured:
+                walls, made = [], Counter[str]()
+                for _ in range(3):
+                    before = len(moto.lines())
+                    wall, out = timed(command, env, work)
+                    walls.append(wall)
+                    made, _, _ = classify(moto.lines()[before:])
+                print(
+                    f"[s3] {label:9} {name:18} {statistics.median(walls):7.2f} s   "
+                    f"{sum(made.values())} requests ({dict(made)})   {out.strip()!r}"
+                )
         per_table = -(-runs * shards // 1000)
         print(
             f"[s3] listing, the old way: {per_table * (len(TABLES) + 1)} LIST requests before "
