@@ -5,7 +5,7 @@ accuracies) cover the known value in about 95% of them; the run's rows get them.
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -18,29 +18,17 @@ from roadeval.tasks.results.aggregate import aggregate
 from roadeval.tasks.results.headlines import headline_intervals
 from roadeval.tasks.results.intervals import IntervalSettings, percentile, wilson
 
+from support.metric_suites import MetricsOnlySuite
 from support.verdicts import drawn_verdicts, scored, task_items, trip_items
 
 
-class ScoresSuite(Suite):
+class ScoresSuite(MetricsOnlySuite):
     """A suite whose per-task headline is the mean of a continuous per-item `score`."""
 
     name: ClassVar[str] = "scores-test"
-    prompt_version: ClassVar[str] = "1"
     headline: ClassVar[tuple[Headline, ...]] = (
         Headline("score", task="", statistic=Mean("score")),
     )
-
-    def load(self, source: Any, *, on_bad_item: Any = None) -> Any:
-        raise NotImplementedError
-
-    def prompt(self, item: Any, images: Any) -> list[Any]:
-        return []
-
-    def parse(self, item: Any, output: Any) -> Any:
-        raise NotImplementedError
-
-    def score(self, item: Any, parsed: Any) -> dict[str, float]:
-        return {}
 
 
 def _row(suite: Suite, items: list[ScoredItem], seed: int, metric: str, task: str) -> MetricRow:

@@ -4,33 +4,21 @@ the metric, in item order; an item without the label is in no slice of it."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from roadeval.benchmarks.suite import ParsedAnswer, ParseStatus, ScoredItem, Suite
+from roadeval.benchmarks.suite import ParsedAnswer, ParseStatus, ScoredItem
 from roadeval.tasks.results.aggregate import ALL, aggregate
 
+from support.metric_suites import MetricsOnlySuite
 from support.verdicts import task_items
 
 
-class SlicedSuite(Suite):
+class SlicedSuite(MetricsOnlySuite):
     """Two labels and two slice metrics, in an order that is not alphabetical."""
 
     name: ClassVar[str] = "sliced-test"
-    prompt_version: ClassVar[str] = "1"
     slice_labels: ClassVar[tuple[str, ...]] = ("weather", "area")
     slice_metrics: ClassVar[tuple[str, ...]] = ("score", "correct")
-
-    def load(self, source: Any, *, on_bad_item: Any = None) -> Any:
-        raise NotImplementedError
-
-    def prompt(self, item: Any, images: Any) -> list[Any]:
-        return []
-
-    def parse(self, item: Any, output: Any) -> Any:
-        raise NotImplementedError
-
-    def score(self, item: Any, parsed: Any) -> dict[str, float]:
-        return {}
 
 
 def test_slice_rows_are_means_per_label_value_and_metric_in_a_fixed_order() -> None:
