@@ -52,14 +52,20 @@ def _read_digest(store: Store, table: str, number: int | None) -> pa.Table | Non
     retired, or written before digests existed) or it does not read as one."""
     if number is None:
         return None
+    key = digest_key(table, number)
     try:
-        data = store.get(digest_key(table, number))
+        data = store.get(key)
     except FileNotFoundError:
         return None
     try:
         return conformed(pq.ParquetFile(pa.BufferReader(data)).read(), _schema(table))
     except (pa.ArrowException, OSError, ValueError) as exc:
-        log.warning("store %s: digest %s is unreadable (%s)", store.uri, number, exc)
+        log.warning(
+            "%s is unreadable as a digest (%s): the %s parts it covers are read one by one",
+            store.location(key),
+            exc,
+            table,
+        )
         return None
 
 
@@ -72,24 +78,14 @@ def _parts_rows(
     found: list[pa.Table] = []
     wanted = set(zip(keys, numbers, strict=True))
     if base is not None and base.num_rows:
-        held = set(
+        held = list(
             zip(
-                base.column(PART_KEY).to_pylist(),
-                base.column(PART_NUMBER).to_pylist(),
-                strict=True,
+                base.column(PART_KEY).to_pylist(), base.column(PART_NUMBER).to_pylist(), strict=True
             )
         )
-        hits = wanted & held
+        hits = wanted.intersection(held)
         if hits:
-            mask = [
-                (key, number) in hits
-                for key, number in zip(
-                    base.column(PART_KEY).to_pylist(),
-                    base.column(PART_NUMBER).to_pylist(),
-                    strict=True,
-                )
-            ]
-            found.append(base.filter(pa.array(mask, pa.bool_())))
+            found.append(base.filter(pa.array([part in hits for part in held], pa.bool_())))
         wanted -= hits
 
     def read(part: tuple[str, int]) -> pa.Table:
