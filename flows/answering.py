@@ -12,10 +12,11 @@ from typing import Any
 from roadeval.storage.store import Store
 from roadeval.tasks.calls.gateway import ModelClient
 from roadeval.tasks.calls.stopping import StopSignal
-from roadeval.tasks.shard.answer_workers import AnswerWorkers, processes_for, server_warmed
+from roadeval.tasks.shard.answer_workers import AnswerWorkers, processes_for
 from roadeval.tasks.shard.plan import ShardPlan
 from roadeval.tasks.shard.remote_scoring import RemoteScoring
 from roadeval.tasks.shard.stages import ShardResult
+from roadeval.tasks.shard.worker_server import server_warmed
 
 
 def round_robin(pairs: Sequence[tuple[str, str]]) -> list[int]:

@@ -117,11 +117,12 @@ def _prepare_prefect(panel: Panel) -> None:
     quiet_prefect_run_logs_on_console()
 
 
-def _warm_answer_workers(panel: Panel, overrides: _Overrides, kind: OrchestratorKind) -> None:
+def _warm_answer_workers(overrides: _Overrides, kind: OrchestratorKind) -> bool:
     """In the command's own process (`quick_exit.armed`), for an inline run that may call
-    models: start the answer workers' server now, so that LiteLLM imports on a spare core while
-    this process loads, compares and copies (see `answer_workers.warm_server`). An embedding
-    caller (a test, a notebook) keeps its small runs' calls in its own process."""
+    models: start the answer workers' server first of all, before the panel is even read, so
+    that LiteLLM imports on a spare core while this process loads, compares and copies (see
+    `worker_server.warm_server`). An embedding caller (a test, a notebook) keeps its small
+    runs' calls in its own process. Returns whether it was started."""
     from roadeval.flows.orchestration import OrchestratorKind
     from roadeval.flows.quick_exit import armed
 
@@ -130,17 +131,15 @@ def _warm_answer_workers(panel: Panel, overrides: _Overrides, kind: Orchestrator
         or kind is not OrchestratorKind.INLINE
         or overrides.dry_run
         or overrides.rescore
-        or (panel.processes is not None and panel.processes < 2)
+        or (overrides.processes is not None and overrides.processes < 2)
     ):
-        return
-    from roadeval.tasks.shard.answer_workers import warm_server
+        return False
+    from roadeval.tasks.shard.worker_server import warm_server
 
-    warm_server()
+    return warm_server()
 
 
 def _run_panel_once(panel_path: Path, overrides: _Overrides) -> None:
-    panel = _checked_panel(panel_path, overrides)
-    store = overrides.store
     from roadeval.flows.orchestration import OrchestratorKind, choose
     from roadeval.flows.warmup import import_in_background
 
@@ -148,7 +147,14 @@ def _run_panel_once(panel_path: Path, overrides: _Overrides) -> None:
         kind = choose(overrides.prefect)
     except ValueError as exc:
         fail(str(exc))
-    _warm_answer_workers(panel, overrides, kind)
+    warmed = _warm_answer_workers(overrides, kind)
+    panel = _checked_panel(panel_path, overrides)
+    if warmed and panel.processes is not None and panel.processes < 2:
+        # The panel answers in this process alone: its server would import for nothing.
+        from roadeval.tasks.shard.worker_server import cool_server
+
+        cool_server()
+    store = overrides.store
     # The call path's modules, under way now, while suites load.
     import_in_background()
     from roadeval.benchmarks.errors import ItemError, SuiteSourceError

@@ -6,8 +6,8 @@ time. Its model clients are admitted and settled by the driver's authority
 processes, and a stop in the driver reaches every worker. Workers are forked from a server that has
 imported LiteLLM once, so a worker starts in well under a second; they ignore SIGINT and SIGTERM,
 which the driver handles. The `roadeval` command starts that server as it starts a run
-(`warm_server`), so LiteLLM imports on a spare core while the driver loads, plans and copies; its
-few calls (a rerun's) then go to one worker rather than wait for LiteLLM in the driver.
+(`worker_server.warm_server`), so LiteLLM imports on a spare core while the driver loads, plans
+and copies; its few calls (a rerun's) then go to a worker rather than wait for LiteLLM here.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import multiprocessing
 import os
 import pickle
 import signal
-import sys
 import threading
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -41,39 +40,13 @@ from roadeval.tasks.calls.stopping import StopSignal
 from roadeval.tasks.requests.model_spec import CallMode, ModelSpec
 from roadeval.tasks.shard.plan import ShardPlan
 from roadeval.tasks.shard.stages import ShardResult, run_shard
+from roadeval.tasks.shard.worker_server import PRELOAD
 
 if TYPE_CHECKING:
     from roadeval.tasks.shard.remote_scoring import RemoteScoring
 
 # Shards a worker answers at once: enough to keep its loop busy while one shard lands.
 SHARDS_PER_WORKER = 4
-# What the workers' server imports before it forks any: LiteLLM (seconds), then the shard code.
-PRELOAD = ["litellm", "roadeval.tasks.shard.answer_workers"]
-
-
-class _Server:
-    """Whether this process started the workers' server ahead of its run (`warm_server`)."""
-
-    warmed: ClassVar[bool] = False
-
-
-def warm_server() -> bool:
-    """Start the answer workers' server now, when the machine has a core to spare: it imports
-    LiteLLM there while this process goes on. Returns whether it was started."""
-    if (os.cpu_count() or 1) < 2:
-        return False
-    from multiprocessing import forkserver
-
-    multiprocessing.get_context("forkserver").set_forkserver_preload(PRELOAD)
-    forkserver.ensure_running()
-    _Server.warmed = True
-    return True
-
-
-def server_warmed() -> bool:
-    """Whether calls are cheaper in a worker than here: its server was started ahead (LiteLLM
-    imported, or importing, on another core) and this process has not imported LiteLLM."""
-    return _Server.warmed and "litellm" not in sys.modules
 
 
 @dataclass(frozen=True)
@@ -265,7 +238,7 @@ SPREAD_FROM = 5000
 def processes_for(configured: int | None, requests: int, warmed: bool = False) -> int:
     """Answer worker processes for a run with `requests` to send: the panel's number (0 or 1:
     none), else one per core when there are cores to spare and enough requests to spread; else
-    one for any request when the workers' server was `warmed` (see `server_warmed`)."""
+    one for any request when the workers' server was `warmed` (`worker_server.server_warmed`)."""
     if configured is not None:
         return configured if configured >= 2 else 0
     cores = os.cpu_count() or 1

@@ -1,0 +1,60 @@
+"""The answer workers' server: the process they are forked from, which imports LiteLLM once.
+
+The `roadeval` command starts it first of all, so LiteLLM imports on a spare core while the
+command reads its panel, loads, compares and copies. Light on purpose (the standard library
+alone): importing the shard code to start it would delay it by the half second that import takes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import signal
+import sys
+from typing import ClassVar
+
+# What the workers' server imports before it forks any: LiteLLM (seconds), then the shard code.
+PRELOAD = ["litellm", "roadeval.tasks.shard.answer_workers"]
+
+
+class _Server:
+    """Whether this process started the workers' server ahead of its run (`warm_server`)."""
+
+    warmed: ClassVar[bool] = False
+
+
+def warm_server() -> bool:
+    """Start the answer workers' server now, when the machine has a core to spare: it imports
+    LiteLLM there while this process goes on. Returns whether it was started."""
+    if (os.cpu_count() or 1) < 2:
+        return False
+    from multiprocessing import forkserver
+
+    multiprocessing.get_context("forkserver").set_forkserver_preload(PRELOAD)
+    forkserver.ensure_running()
+    _Server.warmed = True
+    return True
+
+
+def cool_server() -> None:
+    """Stop a server `warm_server` started that the run will not use (its panel answers in one
+    process): killed, as it may be seconds into its imports, then reaped by `ForkServer._stop`,
+    the standard library's own unpublished way. Where that is missing, the server is left to end
+    with this process, as it would anyway."""
+    from multiprocessing import forkserver
+
+    server = forkserver._forkserver
+    pid = getattr(server, "_forkserver_pid", None)
+    stop = getattr(server, "_stop", None)
+    if _Server.warmed and pid is not None and stop is not None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        stop()
+    _Server.warmed = False
+
+
+def server_warmed() -> bool:
+    """Whether calls are cheaper in a worker than here: its server was started ahead (LiteLLM
+    imported, or importing, on another core) and this process has not imported LiteLLM."""
+    return _Server.warmed and "litellm" not in sys.modules

@@ -1,0 +1,42 @@
+"""The answer workers' server started ahead of a run, and stopped when its panel will not use it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+# In a process of its own: the server is one per process, and this one's tests may use it.
+SCRIPT = textwrap.dedent(
+    """
+    import os, sys, time
+    from multiprocessing import forkserver
+    from roadeval.tasks.shard.worker_server import cool_server, server_warmed, warm_server
+
+    assert "roadeval.tasks.shard.stages" not in sys.modules
+    assert warm_server() and server_warmed()
+    # Light: starting it imported none of the shard code in this process.
+    assert "roadeval.tasks.shard.stages" not in sys.modules
+    pid = forkserver._forkserver._forkserver_pid
+    time.sleep(0.2)  # in the middle of importing LiteLLM
+    began = time.perf_counter()
+    cool_server()
+    took = time.perf_counter() - began
+    print(pid, not server_warmed(), took)
+    """
+)
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the server is started on 2 cores or more")
+def test_a_server_stopped_in_the_middle_of_its_imports_is_gone_at_once() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=60, check=True
+    )
+    pid, cooled, took = done.stdout.split()
+    assert cooled == "True"
+    # Not waited for to finish importing LiteLLM (seconds): killed, then reaped.
+    assert float(took) < 1.0
+    assert not os.path.exists(f"/proc/{pid}")
