@@ -28,7 +28,7 @@ from roadeval.flows.run_log import RunLog
 from roadeval.flows.run_parts import RunContext, RunEngines, RunInputs
 from roadeval.flows.run_record import RunRecord, RunStatus
 from roadeval.flows.run_summary import BudgetState, RunStopped, RunSummary
-from roadeval.flows.stages import ANSWER_SHARD, PLAN_SHARD, land_plan
+from roadeval.flows.stages import ANSWER_SHARD, PLAN_SHARD, land_plan, prepare_report
 from roadeval.flows.suites import LoadedSuite
 from roadeval.storage.landing import Part, land
 from roadeval.storage.records import MetricPairRow, MetricRow
@@ -66,9 +66,11 @@ def execute_run(
     dry_run: bool,
     baseline: BaselineRun | None = None,
     rescore: bool = False,
+    reports: bool = False,
 ) -> RunSummary:
     """Make the run's clients (one budget for all of them, the judge's included), render, shard,
-    compare with the baseline run, and go; see `_Run.execute`."""
+    compare with the baseline run, and go; see `_Run.execute`. `reports`: a finished run's
+    report follows (its figures' helpers start as the metrics land)."""
     stop = StopSignal()
     redact = Redactor.from_environment(s.api_key_env for s in panel.all_models if s.api_key_env)
     # One budget for every caller of the run: answers, re-asks, retries and the judge.
@@ -99,7 +101,7 @@ def execute_run(
         else None
     )
     run = _Run(
-        RunContext(run_id, started, panel, store, orchestrator, dry_run, rescore),
+        RunContext(run_id, started, panel, store, orchestrator, dry_run, rescore, reports),
         RunInputs(loaded, renders, shards, not_covered, baseline, reader, changes, blind),
         RunEngines(stop, redact, budget, judge, remote),
     )
@@ -208,6 +210,8 @@ class _Run:
                 key = record.end(RunStatus.PLANNED, manifest)
                 return self._logged(self.summary(key, [], manifest, [], RunStatus.PLANNED))
             if failure is None and not self.engines.stop.requested:
+                if self.context.reports:
+                    prepare_report()
                 # Metrics only from a whole run: a stopped run's would describe a subset.
                 metrics, self.pairs, intervals = self._land_metrics(results)
         except Exception as exc:

@@ -36,6 +36,8 @@ class RunContext:
     dry_run: bool
     # A rescore: no model is asked, every answer is the store's (see `flows.rescore`).
     rescore: bool = False
+    # The run ends by building its report (`flows.run_report`) if it finishes.
+    reports: bool = False
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ def run_panel(
     from roadeval.flows.run import execute_run
 
     summary = execute_run(
-        run_id, started, panel, store, loaded, orchestrator, dry_run, baseline, rescore
+        run_id, started, panel, store, loaded, orchestrator, dry_run, baseline, rescore, report
     )
     if report:
         keep_report(summary, store, orchestrator)

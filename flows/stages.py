@@ -68,6 +68,17 @@ def answer_shard(
     return run_shard(plan, store, judge, remote)
 
 
+def prepare_report() -> None:
+    """A run about to finish: its report's figure helpers start now, in the command's own
+    process (see `build_report`), to import while the run lands its metrics."""
+    from roadeval.flows.quick_exit import armed
+
+    if armed():
+        from roadeval.tasks.report.drawing import start_helpers
+
+        start_helpers()
+
+
 def build_report(store: Store, run_id: str) -> BuiltReport:
     """Build the run's HTML report and keep it in the store (`reports/<run_id>.html`)."""
     from roadeval.flows.quick_exit import armed

@@ -1,8 +1,9 @@
 """Drawing a report's figures: in this process, or, on a machine with a core to spare, shared
-with a helper process started as the report begins (matplotlib imports there while the report
-reads the store). Figures are most of a report's cost, and the end of a rerun waits for its
-report. A figure is numbered when it is asked for, so its SVG (its element ids) is the same
-whichever process draws it; one the helper cannot draw (it died) is drawn here.
+with helper processes started as the report begins (matplotlib imports there while the report
+reads the store), or earlier (`start_helpers`: a run starts them as it lands its metrics).
+Figures are most of a report's cost, and the end of a rerun waits for its report. A figure is
+numbered when it is asked for, so its SVG (its element ids) is the same whichever process draws
+it; one the helpers cannot draw (one died) is drawn here.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from markupsafe import Markup
 
@@ -71,13 +73,28 @@ def _warm() -> None:
     warm()
 
 
+@dataclass(frozen=True)
+class Helpers:
+    """Helper processes for figures, and whether the first is ready (matplotlib imported)."""
+
+    pool: ProcessPoolExecutor
+    first: Future[int]
+
+    @property
+    def ready(self) -> bool:
+        return self.first.done() and self.first.exception() is None
+
+
 class Drawings:
     """The figures of one page, numbered from 1 in the order they are asked for, drawn when the
-    first is shown: with a helper, this process draws from the first on and the helper from
-    the last back, until they meet (figures differ tenfold in cost, so no fixed share)."""
+    first is shown. With helpers ready, they draw them all (this process would first have to
+    import matplotlib); with helpers still starting, this process draws from the first on and
+    the helpers from the last back, until they meet (figures differ tenfold in cost, so no
+    fixed share)."""
 
-    def __init__(self, helper: ProcessPoolExecutor | None = None) -> None:
-        self._helper = helper
+    def __init__(self, helpers: Helpers | None = None) -> None:
+        self._helper = helpers.pool if helpers is not None else None
+        self._helpers = helpers
         self._count = 0
         self._waiting: list[Drawn] = []
 
@@ -102,7 +119,8 @@ class Drawings:
                     log.debug("report figures drawn in this process: %s", exc)
                     self._helper = None
                     break
-        for drawn in waiting:
+        ready = self._helpers is not None and self._helpers.ready and len(sent) == len(waiting)
+        for drawn in waiting if not ready else ():
             pending = sent.get(drawn.number)
             # Not taken by the helper yet: drawn here. Once it has taken one, it has taken
             # every one after it (sent last first).
@@ -127,35 +145,54 @@ def draw(plot: Plot, *args: Any, **kwargs: Any) -> Drawn:
     return (page or Drawings()).draw(plot, *args, **kwargs)
 
 
-def _start_helper() -> ProcessPoolExecutor | None:
-    if (os.cpu_count() or 1) < 2:
+def _start_helpers() -> Helpers | None:
+    cores = os.cpu_count() or 1
+    if cores < 2:
         return None
     import multiprocessing
 
     try:
-        helper = ProcessPoolExecutor(
-            max_workers=1, mp_context=multiprocessing.get_context("forkserver"), initializer=_warm
+        pool = ProcessPoolExecutor(
+            max_workers=cores,
+            mp_context=multiprocessing.get_context("forkserver"),
+            initializer=_warm,
         )
-        # The process starts at its first task: start it now, to import while the store is read.
-        helper.submit(int)
+        # A process starts at a task: one now, to import while the run lands its metrics or the
+        # store is read; the next as figures are sent (two at once would slow this process).
+        first = pool.submit(int)
     except Exception as exc:  # no process to be had here: every figure is drawn in this one
         log.debug("no helper process for the report's figures: %s", exc)
         return None
-    return helper
+    return Helpers(pool, first)
+
+
+class _Early:
+    """Helpers started ahead of the next page (`start_helpers`), taken by its `drawings`."""
+
+    helpers: ClassVar[Helpers | None] = None
+
+
+def start_helpers() -> None:
+    """Start the next page's helpers now: a run that is about to report starts them as it lands
+    its metrics, so that they are ready (matplotlib imported) when its report begins."""
+    if _Early.helpers is None:
+        _Early.helpers = _start_helpers()
 
 
 @contextmanager
 def drawings(helper: bool = False) -> Iterator[Drawings]:
-    """The figures drawn inside are one page's; with `helper`, every other one is drawn in a
-    helper process (where there is a core to spare), stopped on leaving. Only the `roadeval`
-    command asks for one: a process started here imports the caller's main module again, as
+    """The figures drawn inside are one page's; with `helper`, they are drawn in helper
+    processes as well (where there is a core to spare), stopped on leaving. Only the `roadeval`
+    command asks for them: a process started here imports the caller's main module again, as
     multiprocessing does, which an unguarded script or notebook would not expect."""
-    pool = _start_helper() if helper else None
-    page = Drawings(pool)
+    helpers: Helpers | None = None
+    if helper:
+        helpers, _Early.helpers = _Early.helpers or _start_helpers(), None
+    page = Drawings(helpers)
     token = _PAGE.set(page)
     try:
         yield page
     finally:
         _PAGE.reset(token)
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
+        if helpers is not None:
+            helpers.pool.shutdown(wait=True, cancel_futures=True)

@@ -1,5 +1,5 @@
-"""A report's figures drawn half in a helper process: the same page as drawn in one process,
-and a figure the helper cannot draw is drawn here."""
+"""A report's figures drawn in helper processes: the same page as drawn in one process, a figure
+the helpers cannot draw is drawn here, and helpers that are ready draw every figure."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from concurrent.futures import Future
 import pytest
 from markupsafe import Markup
 
-from roadeval.tasks.report.drawing import Drawings, draw, drawings
+from roadeval.tasks.report.drawing import Drawings, Helpers, draw, drawings
 from roadeval.tasks.report.plots import grouped_bars, histograms, pareto_charts
 
 FIGURES = [
@@ -46,14 +46,46 @@ class _DeadHelper:
         return failed
 
 
-def test_figures_the_helper_could_not_draw_are_drawn_here() -> None:
+def _helpers(pool: object, ready: bool) -> Helpers:
+    first: Future[int] = Future()
+    if ready:
+        first.set_result(0)
+    return Helpers(pool, first)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("ready", [False, True])
+def test_figures_the_helper_could_not_draw_are_drawn_here(ready: bool) -> None:
     alone = _page(helper=False)
-    page = Drawings(_DeadHelper())  # type: ignore[arg-type]
+    page = Drawings(_helpers(_DeadHelper(), ready))
     drawn = [page.draw(plot, *args, **kwargs) for plot, args, kwargs in FIGURES]
     assert [d.svg for d in drawn] == alone
 
 
-def test_a_page_without_a_helper_draws_every_figure_as_asked() -> None:
-    page = Drawings()
-    first = page.draw(grouped_bars, ["a"], [("m", [0.5])], ylabel="score")
-    assert first.svg.startswith("<svg")
+class _TellingHelper:
+    """A helper that draws at once, and says so in its figure."""
+
+    def submit(self, _plot: object, number: int, *args: object) -> Future[Markup]:
+        done: Future[Markup] = Future()
+        done.set_running_or_notify_cancel()
+        done.set_result(Markup(f"by the helper: {number}"))
+        return done
+
+
+def test_helpers_that_are_ready_draw_every_figure_and_this_process_none() -> None:
+    page = Drawings(_helpers(_TellingHelper(), ready=True))
+    drawn = [page.draw(plot, *args, **kwargs) for plot, args, kwargs in FIGURES]
+    assert [d.svg for d in drawn] == [f"by the helper: {n}" for n in range(1, len(FIGURES) + 1)]
+
+
+class _BusyHelper:
+    """A helper that has not taken any figure yet (each can still be taken back)."""
+
+    def submit(self, *args: object) -> Future[Markup]:
+        return Future()
+
+
+def test_helpers_still_starting_leave_to_this_process_what_they_have_not_taken() -> None:
+    alone = _page(helper=False)
+    page = Drawings(_helpers(_BusyHelper(), ready=False))
+    drawn = [page.draw(plot, *args, **kwargs) for plot, args, kwargs in FIGURES]
+    assert [d.svg for d in drawn] == alone
