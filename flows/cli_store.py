@@ -153,6 +153,7 @@ def _query(
     try:
         check_read_only(sql)
         opened = open_present(store)
+        _check_runs_exist(opened, runs or [])
         # Suites are imported (scipy among them: seconds) only for a statement that may read
         # their own tables: one naming no shared view (`show tables`, `from pareto`), or one
         # whose tables were not all found without them.
@@ -172,6 +173,16 @@ def _query(
         fail(f"query failed: {exc}")
     except (StoreError, ValueError) as exc:
         fail(str(exc))
+
+
+def _check_runs_exist(store: Store, runs: list[str]) -> None:
+    """A `--run` that names no run of the store is a mistake, not a query of no rows: every run
+    that started has its folder under `runs/` (its heartbeat, its manifest)."""
+    for run_id in runs:
+        if not store.list_entries(f"runs/{run_id}/", limit=1).entries:
+            fail(
+                f"--run {run_id}: no such run in the store {store.uri} (`roadeval runs` lists them)"
+            )
 
 
 def _print_rows(columns: list[str], rows: list[tuple[Any, ...]], format: OutputFormat) -> None:

@@ -77,6 +77,12 @@ def test_demo_runs_offline_and_query_answers(tmp_path: Path) -> None:
         "group by all order by all",
     )
     assert per_run[1].split(",")[1] == per_run[2].split(",")[1]
+    # A run the store does not hold is bad input, not a query of no rows.
+    unknown = invoke("query", "--store", store, "--run", "20200101T000000Z-nosuch", "from scores")
+    assert unknown.exit_code == 2
+    said = " ".join(unknown.output.split())
+    assert "--run 20200101T000000Z-nosuch: no such run in the store" in said
+    assert "Traceback" not in unknown.output
 
 
 def test_run_against_server_then_second_run_makes_no_calls(
