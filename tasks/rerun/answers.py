@@ -82,7 +82,7 @@ class StoredOutcome:
         chain's request keys attempt by attempt."""
         if content_hash != self.content_hash or len(self.keys) > len(keys):
             return False
-        return all(mine == key for mine, key in zip(self.keys, keys, strict=False))
+        return self.keys == tuple(keys[: len(self.keys)])
 
     @property
     def final_parse(self) -> ParsedAnswer:

@@ -14,10 +14,15 @@ from roadeval.storage.landing import records_of
 # Whose outcome a row is about: its item, sample and variant ('' as released, 'blind').
 OutcomeKey = tuple[str, int, str]
 
+# Records asked for a few rows at a time are taken from their rows alone up to this many asks;
+# past it every record is made at once (a rescore wants them all), which costs less per row.
+_FEW_ASKS = 512
+
 
 class LandedColumns:
     """The `columns` of a landed table (`name`, read whole as Arrow), each row's outcome key,
-    and its records made on demand (once, all of them)."""
+    and its records made on demand: a few from their own rows (a rerun's fixed items), past
+    that all of them once."""
 
     def __init__(self, name: str, table: pa.Table, columns: Sequence[str]) -> None:
         self.name, self.table = name, table
@@ -33,6 +38,7 @@ class LandedColumns:
             )
         ]
         self._records: list[Any] | None = None
+        self._asks = 0
 
     def rows_of(self) -> dict[OutcomeKey, list[int]]:
         """Row numbers by outcome, in landed order."""
@@ -42,6 +48,9 @@ class LandedColumns:
         return found
 
     def records(self, rows: Sequence[int]) -> tuple[Any, ...]:
+        if self._records is None and self._asks < _FEW_ASKS:
+            self._asks += 1
+            return tuple(records_of(self.name, self.table.take(pa.array(rows, pa.int64()))))
         if self._records is None:
             self._records = records_of(self.name, self.table)
         return tuple(self._records[at] for at in rows)
