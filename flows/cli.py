@@ -148,11 +148,19 @@ def _run_panel_once(panel_path: Path, overrides: _Overrides) -> None:
     except ValueError as exc:
         fail(str(exc))
     warmed = _warm_answer_workers(overrides, kind)
-    panel = _checked_panel(panel_path, overrides)
-    if warmed and panel.processes is not None and panel.processes < 2:
-        # The panel answers in this process alone: its server would import for nothing.
-        from roadeval.tasks.shard.worker_server import cool_server
+    from roadeval.tasks.shard.worker_server import cool_server
 
+    try:
+        panel = _checked_panel(panel_path, overrides)
+    except BaseException:
+        # A bad panel ends the command now: not seconds later, when the server (which holds
+        # its output open) would have imported LiteLLM.
+        cool_server()
+        raise
+    one_process = panel.processes is not None and panel.processes < 2
+    if warmed and (one_process or all(spec.is_baseline for spec in panel.models)):
+        # The panel answers in this process alone (the offline baselines always are): the
+        # server would import LiteLLM, and hold it in memory, for nothing.
         cool_server()
     store = overrides.store
     # The call path's modules, under way now, while suites load.

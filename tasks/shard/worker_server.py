@@ -41,7 +41,8 @@ def cool_server() -> None:
     """Stop a server `warm_server` started that the run will not use (its panel answers in one
     process): killed, as it may be seconds into its imports, then reaped by `ForkServer._stop`,
     the standard library's own unpublished way. Where that is missing, the server is left to end
-    with this process, as it would anyway."""
+    with this process, as it would anyway. A server started later (a report's figure helpers)
+    imports nothing ahead."""
     from multiprocessing import forkserver
 
     server = forkserver._forkserver
@@ -51,6 +52,7 @@ def cool_server() -> None:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
         stop()
+    multiprocessing.get_context("forkserver").set_forkserver_preload([])
     _Server.warmed = False
 
 

@@ -4,6 +4,7 @@ heavy libraries a TRIP run does not need); a configured API or `--prefect` runs 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import urllib.request
@@ -48,8 +49,6 @@ def _probe(args: list[str], env: dict[str, str]) -> dict[str, object]:
 
 
 def _clean_env(tmp_path: Path) -> dict[str, str]:
-    import os
-
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
     # No profile with an API either: the run must choose inline by itself.
     env["PREFECT_HOME"] = str(tmp_path / "no-prefect-home")
@@ -173,3 +172,39 @@ def test_the_commands_process_leaves_litellm_to_its_answer_worker(
     assert reports == [{"code": 0, "litellm": False}] * 2
     rows = query_csv(store, "select status, n_calls from runs order by started_at")
     assert rows[1:] == [f"finished,{asked}", "finished,0"]
+
+
+def _session_members(session: int) -> list[int]:
+    """The live processes of a session (a zombie holds nothing; its reaping is init's)."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+                if os.getsid(int(entry.name)) == session and stat[stat.rindex(")") + 2] != "Z":
+                    members.append(int(entry.name))
+            except (ProcessLookupError, FileNotFoundError):
+                continue
+    return members
+
+
+def test_a_bad_panel_leaves_no_process_behind(tmp_path: Path) -> None:
+    # The console script starts the answer workers' server before it reads the panel: a bad
+    # panel stops it with the command, rather than leave it importing LiteLLM (and holding
+    # the command's output open) for seconds after the command has exited.
+    panel = tmp_path / "panel.yaml"
+    panel.write_text("name: bad\nsuites: [{name: trip}]\nmodels: 7\n", encoding="utf-8")
+    script = Path(sys.executable).parent / "roadeval"
+    # Its output to a file, not a pipe: a pipe's reader would wait for the server to exit too.
+    with (tmp_path / "err.txt").open("wb") as err:
+        command = subprocess.Popen(
+            [str(script), "run", "--panel", str(panel), "--store", str(tmp_path / "store")],
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            env=_clean_env(tmp_path),
+            start_new_session=True,
+        )
+        code = command.wait(timeout=120)
+    left = {pid: Path(f"/proc/{pid}/cmdline").read_bytes() for pid in _session_members(command.pid)}
+    assert code == 2, (tmp_path / "err.txt").read_text()
+    assert left == {}
