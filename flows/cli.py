@@ -15,7 +15,6 @@ from rich.markup import escape
 from roadeval.flows.cli_app import app, consoles, fail, interrupted, printable
 
 if TYPE_CHECKING:
-    from roadeval.flows.orchestration import OrchestratorKind
     from roadeval.flows.panel_file import Panel
     from roadeval.flows.run_summary import RunStopped, RunSummary
 
@@ -117,22 +116,27 @@ def _prepare_prefect(panel: Panel) -> None:
     quiet_prefect_run_logs_on_console()
 
 
-def _warm_answer_workers(overrides: _Overrides, kind: OrchestratorKind) -> bool:
+def _warm_answer_workers(overrides: _Overrides) -> bool:
     """In the command's own process (`quick_exit.armed`), for an inline run that may call
     models: start the answer workers' server first of all, before the panel is even read, so
     that LiteLLM imports on a spare core while this process loads, compares and copies (see
     `worker_server.warm_server`). An embedding caller (a test, a notebook) keeps its small
     runs' calls in its own process. Returns whether it was started."""
-    from roadeval.flows.orchestration import OrchestratorKind
+    from roadeval.flows.orchestration import OrchestratorKind, choose
     from roadeval.flows.quick_exit import armed
 
     if (
         not armed()
-        or kind is not OrchestratorKind.INLINE
         or overrides.dry_run
         or overrides.rescore
         or (overrides.processes is not None and overrides.processes < 2)
     ):
+        return False
+    try:
+        inline = choose(overrides.prefect) is OrchestratorKind.INLINE
+    except ValueError:  # said where the run chooses, once its panel is read
+        return False
+    if not inline:
         return False
     from roadeval.tasks.shard.worker_server import warm_server
 
@@ -142,14 +146,9 @@ def _warm_answer_workers(overrides: _Overrides, kind: OrchestratorKind) -> bool:
 def _run_panel_once(panel_path: Path, overrides: _Overrides) -> None:
     from roadeval.flows.orchestration import OrchestratorKind, choose
     from roadeval.flows.warmup import import_in_background
-
-    try:
-        kind = choose(overrides.prefect)
-    except ValueError as exc:
-        fail(str(exc))
-    warmed = _warm_answer_workers(overrides, kind)
     from roadeval.tasks.shard.worker_server import cool_server
 
+    warmed = _warm_answer_workers(overrides)
     try:
         panel = _checked_panel(panel_path, overrides)
     except BaseException:
@@ -162,6 +161,11 @@ def _run_panel_once(panel_path: Path, overrides: _Overrides) -> None:
         # The panel answers in this process alone (the offline baselines always are): the
         # server would import LiteLLM, and hold it in memory, for nothing.
         cool_server()
+    try:
+        kind = choose(overrides.prefect)
+    except ValueError as exc:
+        cool_server()
+        fail(str(exc))
     store = overrides.store
     # The call path's modules, under way now, while suites load.
     import_in_background()

@@ -38,17 +38,19 @@ def warm_server() -> bool:
 
 
 def cool_server() -> None:
-    """Stop a server `warm_server` started that the run will not use (its panel answers in one
-    process): killed, as it may be seconds into its imports, then reaped by `ForkServer._stop`,
-    the standard library's own unpublished way. Where that is missing, the server is left to end
-    with this process, as it would anyway. A server started later (a report's figure helpers)
-    imports nothing ahead."""
+    """Stop the server `warm_server` started (else do nothing) that the run will not use: a bad
+    panel, or one answered in this process alone. Killed, as it may be seconds into its imports,
+    then reaped by `ForkServer._stop`, the standard library's own unpublished way; where that is
+    missing, the server is left to end with this process, as it would anyway. A server started
+    later (a report's figure helpers) imports nothing ahead."""
+    if not _Server.warmed:
+        return
     from multiprocessing import forkserver
 
     server = forkserver._forkserver
     pid = getattr(server, "_forkserver_pid", None)
     stop = getattr(server, "_stop", None)
-    if _Server.warmed and pid is not None and stop is not None:
+    if pid is not None and stop is not None:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
         stop()
