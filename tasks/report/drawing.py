@@ -93,7 +93,6 @@ class Drawings:
     fixed share)."""
 
     def __init__(self, helpers: Helpers | None = None) -> None:
-        self._helper = helpers.pool if helpers is not None else None
         self._helpers = helpers
         self._count = 0
         self._waiting: list[Drawn] = []
@@ -108,16 +107,16 @@ class Drawings:
         """Draw every figure asked for and not drawn yet."""
         waiting, self._waiting = self._waiting, []
         sent: dict[int, Future[Markup]] = {}
-        if self._helper is not None and len(waiting) > 1:
+        if self._helpers is not None and len(waiting) > 1:
             for drawn in reversed(waiting):
                 plot, args, kwargs = drawn.job
                 try:
-                    sent[drawn.number] = self._helper.submit(
+                    sent[drawn.number] = self._helpers.pool.submit(
                         draw_numbered, drawn.number, plot, args, kwargs
                     )
                 except Exception as exc:  # a broken helper: the rest are drawn here
                     log.debug("report figures drawn in this process: %s", exc)
-                    self._helper = None
+                    self._helpers = None
                     break
         ready = self._helpers is not None and self._helpers.ready and len(sent) == len(waiting)
         for drawn in waiting if not ready else ():
