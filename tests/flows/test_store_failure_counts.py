@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import errno
 import re
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -82,20 +83,25 @@ def test_a_last_record_the_store_refused_is_said_so(
     store = tmp_path / "store"
     put, create = LocalStore.put, LocalStore.create
     gone = {"now": False}
+    # One writer at a time: the store is gone from one instant on, for every writer (a shard's
+    # landing that passed the check while another landed would otherwise land as well).
+    writing = threading.RLock()
 
     def put_or_fail(self: LocalStore, key: str, data: bytes) -> None:
-        if gone["now"]:
-            raise FULL
-        put(self, key, data)
-        # Once one shard has landed, the store is gone: nothing more is written, the last
-        # `runs` event neither.
-        if re.fullmatch(r"landings/\d{8}T\d{6}Z-[0-9a-f]{8}-\d{5}", key):
-            gone["now"] = True
+        with writing:
+            if gone["now"]:
+                raise FULL
+            put(self, key, data)
+            # Once one shard has landed, the store is gone: nothing more is written, the last
+            # `runs` event neither.
+            if re.fullmatch(r"landings/\d{8}T\d{6}Z-[0-9a-f]{8}-\d{5}", key):
+                gone["now"] = True
 
     def create_or_fail(self: LocalStore, key: str, data: bytes) -> bool:
-        if gone["now"]:
-            raise FULL
-        return create(self, key, data)
+        with writing:
+            if gone["now"]:
+                raise FULL
+            return create(self, key, data)
 
     monkeypatch.setattr(LocalStore, "put", put_or_fail)
     monkeypatch.setattr(LocalStore, "create", create_or_fail)
