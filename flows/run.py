@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import Any, TypeVar
 
-from roadeval.flows.answering import AnswerSpread, round_robin, unanswered_first_attempts
+from roadeval.flows.answering import AnswerSpread, planning_order, unanswered_first_attempts
 from roadeval.flows.baseline import BaselineRun
 from roadeval.flows.comparison import compare_with_baseline, metric_deltas_against
 from roadeval.flows.item_changes import land_changes
@@ -375,7 +375,6 @@ class _Run:
         planned in turn from each suite x model, and each is submitted for answering once its
         plan has landed."""
         shards = self.inputs.shards
-        pairs = [(shard.suite.name, shard.client.spec.label) for shard in shards]
         plan_futures = {
             n: self.context.orchestrator.submit(
                 PLAN_SHARD,
@@ -384,7 +383,7 @@ class _Run:
                 self.context.store,
                 self.inputs.reader,
             )
-            for n in round_robin(pairs)
+            for n in planning_order(shards)
         }
         position = {id(future): n for n, future in plan_futures.items()}
         progress.phase("answering", len(shards))

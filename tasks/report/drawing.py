@@ -152,7 +152,7 @@ def _start_helpers() -> Helpers | None:
 
     try:
         pool = ProcessPoolExecutor(
-            max_workers=cores,
+            max_workers=cores - 1,
             mp_context=multiprocessing.get_context("forkserver"),
             initializer=_warm,
         )

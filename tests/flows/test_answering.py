@@ -7,7 +7,7 @@ from concurrent.futures import Future
 from types import SimpleNamespace
 from typing import Any
 
-from roadeval.flows.answering import AnswerSpread, StartingWorkers
+from roadeval.flows.answering import AnswerSpread, StartingWorkers, planning_order
 from roadeval.tasks.calls.stopping import StopSignal
 from roadeval.tasks.shard.answer_workers import SPREAD_FROM
 
@@ -86,3 +86,23 @@ def test_handing_out_a_shard_never_waits_for_the_workers_start() -> None:
     starting.set_result(answered)
     assert workers.run(plan(1, stored=0), None, None) == "answered here"  # type: ignore[arg-type]
     assert rerun.processes == 2
+
+
+def _shard(suite: str, model: str, copies: bool) -> Any:
+    spec = SimpleNamespace(label=model)
+    return SimpleNamespace(
+        suite=SimpleNamespace(name=suite), client=SimpleNamespace(spec=spec), copies=copies
+    )
+
+
+def test_shards_that_may_ask_are_planned_before_a_reruns_copies() -> None:
+    # As `plan_shards` makes them: each suite x model's copies first, then its chunks to ask.
+    shards = [
+        _shard("trip", "a", True),
+        _shard("trip", "a", False),
+        _shard("trip", "b", True),
+        _shard("trip", "b", False),
+        _shard("trip", "b", False),
+    ]
+    # Those that ask in turn from each model (a's, b's, then b's second), then the copies.
+    assert planning_order(shards) == [1, 3, 4, 0, 2]
