@@ -65,12 +65,23 @@ def can_leave_quickly() -> bool:
 def leave(code: object) -> NoReturn:
     """End the process with exit code `code` (a SystemExit's): quickly when it can be done
     safely, else by raising SystemExit as usual."""
+    if _Kept.armed:
+        _stop_workers_server()
     if not _Kept.armed or not (code is None or isinstance(code, int)) or not can_leave_quickly():
         raise SystemExit(code)
     _flush()
     atexit._run_exitfuncs()
     _flush()
     os._exit(code or 0)
+
+
+def _stop_workers_server() -> None:
+    """The answer workers' server, if this process started one, is killed rather than left to
+    notice this process gone and tear LiteLLM down, a second more, while it holds the command's
+    output open (`roadeval run | tee run.log` ends with it)."""
+    server = sys.modules.get("roadeval.tasks.shard.worker_server")
+    if server is not None:
+        server.cool_server()
 
 
 def _flush() -> None:

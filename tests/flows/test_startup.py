@@ -208,3 +208,25 @@ def test_a_bad_panel_leaves_no_process_behind(tmp_path: Path) -> None:
     left = {pid: Path(f"/proc/{pid}/cmdline").read_bytes() for pid in _session_members(command.pid)}
     assert code == 2, (tmp_path / "err.txt").read_text()
     assert left == {}
+
+
+def test_a_finished_run_leaves_no_process_behind(tmp_path: Path, server: ModelServer) -> None:
+    # The answer workers' server imported LiteLLM for the run's calls: once the command is
+    # done it is killed with it, not left to tear LiteLLM down while it holds the output open
+    # (a `roadeval run | tee` would wait for it).
+    panel = answering_panel(tmp_path, server, "done", Reply("A"))
+    script = Path(sys.executable).parent / "roadeval"
+    with (tmp_path / "err.txt").open("wb") as err:
+        command = subprocess.Popen(
+            [str(script), "run", "--panel", str(panel), "--store", str(tmp_path / "store")],
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            env=_clean_env(tmp_path),
+            start_new_session=True,
+        )
+        code = command.wait(timeout=180)
+    left = {pid: Path(f"/proc/{pid}/cmdline").read_bytes() for pid in _session_members(command.pid)}
+    assert code == 0, (tmp_path / "err.txt").read_text()
+    assert len(server.hits_for("done")) > 0
+    # multiprocessing's resource tracker ends by itself the moment its last holder is gone.
+    assert [cmd for cmd in left.values() if b"resource_tracker" not in cmd] == []
