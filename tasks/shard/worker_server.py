@@ -39,10 +39,10 @@ def warm_server() -> bool:
 
 def cool_server() -> None:
     """Stop the server `warm_server` started (else do nothing): one the run will not use (a bad
-    panel, or one answered in this process alone), or once the command is done. Killed, as it may be seconds into its imports,
-    then reaped by `ForkServer._stop`, the standard library's own unpublished way; where that is
-    missing, the server is left to end with this process, as it would anyway. A server started
-    later (a report's figure helpers) imports nothing ahead."""
+    panel, or one answered in this process alone), or once the command is done. Killed, as it
+    may be seconds into its imports, then reaped by `ForkServer._stop`, the standard library's
+    own unpublished way; where that is missing, the server is left to end with this process, as
+    it would anyway. A server started later (a report's figure helpers) imports nothing ahead."""
     if not _Server.warmed:
         return
     from multiprocessing import forkserver
