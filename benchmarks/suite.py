@@ -53,7 +53,7 @@ class ParseStatus(StrEnum):
     UNPARSED = "unparsed"  # no answer could be read; scored by the protocol's bad-answer rule
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ParsedAnswer:
     """What a parser read from a raw reply, and which of the suite's rules it applied."""
 
@@ -63,7 +63,7 @@ class ParsedAnswer:
     detail: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ItemScore:
     """One item's scores: the metric values, the metrics that could not be scored (and why:
     never a 0 in their place), what an audit wants kept (`details`, landed), the judge's reply
@@ -91,7 +91,7 @@ class GroupValue:
     n: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ScoredItem:
     """An item with its final parse and per-item metric values, input to corpus metrics."""
 

@@ -54,7 +54,7 @@ class Shard:
         return f"{self.run_id}-{self.index:05d}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PlannedItem:
     """One item's requests, attempt by attempt, and the answers the store already holds; on a
     rerun, the baseline's whole outcome when it may be copied (`reused`: neither asked nor
