@@ -188,12 +188,9 @@ def _session_members(session: int) -> list[int]:
     return members
 
 
-def test_a_bad_panel_leaves_no_process_behind(tmp_path: Path) -> None:
-    # The console script starts the answer workers' server before it reads the panel: a bad
-    # panel stops it with the command, rather than leave it importing LiteLLM (and holding
-    # the command's output open) for seconds after the command has exited.
-    panel = tmp_path / "panel.yaml"
-    panel.write_text("name: bad\nsuites: [{name: trip}]\nmodels: 7\n", encoding="utf-8")
+def _run_command(tmp_path: Path, panel: Path) -> tuple[int, list[bytes]]:
+    """`roadeval run` by the console script in a session of its own: its exit code, and the
+    command lines of its session's processes still alive when it has exited."""
     script = Path(sys.executable).parent / "roadeval"
     # Its output to a file, not a pipe: a pipe's reader would wait for the server to exit too.
     with (tmp_path / "err.txt").open("wb") as err:
@@ -204,29 +201,29 @@ def test_a_bad_panel_leaves_no_process_behind(tmp_path: Path) -> None:
             env=_clean_env(tmp_path),
             start_new_session=True,
         )
-        code = command.wait(timeout=120)
-    left = {pid: Path(f"/proc/{pid}/cmdline").read_bytes() for pid in _session_members(command.pid)}
+        code = command.wait(timeout=180)
+    return code, [
+        Path(f"/proc/{pid}/cmdline").read_bytes() for pid in _session_members(command.pid)
+    ]
+
+
+def test_a_bad_panel_leaves_no_process_behind(tmp_path: Path) -> None:
+    # The console script starts the answer workers' server before it reads the panel: a bad
+    # panel stops it with the command, rather than leave it importing LiteLLM (and holding
+    # the command's output open) for seconds after the command has exited.
+    panel = tmp_path / "panel.yaml"
+    panel.write_text("name: bad\nsuites: [{name: trip}]\nmodels: 7\n", encoding="utf-8")
+    code, left = _run_command(tmp_path, panel)
     assert code == 2, (tmp_path / "err.txt").read_text()
-    assert left == {}
+    assert left == []
 
 
 def test_a_finished_run_leaves_no_process_behind(tmp_path: Path, server: ModelServer) -> None:
     # The answer workers' server imported LiteLLM for the run's calls: once the command is
     # done it is killed with it, not left to tear LiteLLM down while it holds the output open
     # (a `roadeval run | tee` would wait for it).
-    panel = answering_panel(tmp_path, server, "done", Reply("A"))
-    script = Path(sys.executable).parent / "roadeval"
-    with (tmp_path / "err.txt").open("wb") as err:
-        command = subprocess.Popen(
-            [str(script), "run", "--panel", str(panel), "--store", str(tmp_path / "store")],
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-            env=_clean_env(tmp_path),
-            start_new_session=True,
-        )
-        code = command.wait(timeout=180)
-    left = {pid: Path(f"/proc/{pid}/cmdline").read_bytes() for pid in _session_members(command.pid)}
+    code, left = _run_command(tmp_path, answering_panel(tmp_path, server, "done", Reply("A")))
     assert code == 0, (tmp_path / "err.txt").read_text()
     assert len(server.hits_for("done")) > 0
     # multiprocessing's resource tracker ends by itself the moment its last holder is gone.
-    assert [cmd for cmd in left.values() if b"resource_tracker" not in cmd] == []
+    assert [cmd for cmd in left if b"resource_tracker" not in cmd] == []
