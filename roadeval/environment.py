@@ -1,7 +1,8 @@
 """Process defaults that keep roadeval offline (no price-map fetch, no telemetry) and its memory
 in check.
 
-Imported first by the package so the settings are in place before LiteLLM, Prefect or Ray load.
+Imported first by the package so the settings are in place before LiteLLM, Prefect, Ray or Arrow
+load.
 Users can still override any of them in their own environment.
 """
 
@@ -47,8 +48,8 @@ MEMORY_DEFAULTS: dict[str, str] = {"ARROW_DEFAULT_MEMORY_POOL": "system"}
 
 
 def apply_offline_defaults() -> None:
-    """Set each default (offline, memory) unless the user already chose a value; before Arrow's
-    first allocation, which reads its allocator's once."""
+    """Set each default (offline, memory) unless the user already chose a value. Called on the
+    package's import, before Arrow's first allocation: Arrow reads its allocator's name once."""
     for key, value in {**OFFLINE_DEFAULTS, **MEMORY_DEFAULTS}.items():
         os.environ.setdefault(key, value)
 
