@@ -9,10 +9,10 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from roadeval.environment import apply_offline_defaults
+from roadeval.environment import apply_process_defaults
 from roadeval.version import __version__
 
-apply_offline_defaults()
+apply_process_defaults()
 
 
 _EXPORTS: dict[str, str] = {

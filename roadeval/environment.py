@@ -47,7 +47,7 @@ def seconds_from_env(name: str, default: float) -> float:
 MEMORY_DEFAULTS: dict[str, str] = {"ARROW_DEFAULT_MEMORY_POOL": "system"}
 
 
-def apply_offline_defaults() -> None:
+def apply_process_defaults() -> None:
     """Set each default (offline, memory) unless the user already chose a value. Called on the
     package's import, before Arrow's first allocation: Arrow reads its allocator's name once."""
     for key, value in {**OFFLINE_DEFAULTS, **MEMORY_DEFAULTS}.items():
