@@ -119,20 +119,32 @@ def run_in_flow(
     from roadeval.flows.run_start import run_panel
 
     try:
-        summary = run_panel(
-            panel,
-            store_uri,
-            PrefectOrchestrator(),
-            dry_run=dry_run,
-            against=against,
-            rescore=rescore,
-            report=report,
-        )
-    except RunStopped as stopped:
-        _publish(panel, stopped.summary, stopped.reason.message)
-        raise
-    _publish(panel, summary)
-    return summary
+        try:
+            summary = run_panel(
+                panel,
+                store_uri,
+                PrefectOrchestrator(),
+                dry_run=dry_run,
+                against=against,
+                rescore=rescore,
+                report=report,
+            )
+        except RunStopped as stopped:
+            _publish(panel, stopped.summary, stopped.reason.message)
+            raise
+        _publish(panel, summary)
+        return summary
+    finally:
+        _send_logs()
+
+
+def _send_logs() -> None:
+    """Send the run's log lines to the API now: Prefect ships them in batches, the last as the
+    process ends, so a flow run reported Completed (or Failed) could otherwise be missing its
+    last lines, or lose them if its process is stopped right after."""
+    from prefect.logging.handlers import APILogHandler
+
+    APILogHandler().flush()
 
 
 def _publish(panel: Panel, summary: RunSummary, message: str | None = None) -> None:

@@ -108,6 +108,25 @@ def prefect_api(api_url: str) -> Iterator[None]:
 
 
 @contextmanager
+def prefect_settings(updates: Mapping[str, str]) -> Iterator[None]:
+    """Prefect settings (by their environment names) in this block: for this process, in its
+    current settings and its root ones (which Prefect's own threads read), and for the CLI
+    processes started meanwhile."""
+    import prefect.context
+    import prefect.settings
+    from prefect.settings import temporary_settings
+
+    try:
+        with _env(updates):
+            prefect.context.refresh_global_settings_context()
+            settings = {getattr(prefect.settings, name): value for name, value in updates.items()}
+            with temporary_settings(updates=settings):
+                yield
+    finally:
+        prefect.context.refresh_global_settings_context()
+
+
+@contextmanager
 def no_prefect_api(missing_profiles: Path) -> Iterator[None]:
     """Runs in this block are inline: no PREFECT_API_URL, and a Prefect profiles file that does
     not exist (`missing_profiles`), so that no profile of the developer's configures an API."""
