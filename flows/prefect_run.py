@@ -141,10 +141,12 @@ def run_in_flow(
 def _send_logs() -> None:
     """Send the run's log lines to the API now: Prefect ships them in batches, the last as the
     process ends, so a flow run reported Completed (or Failed) could otherwise be missing its
-    last lines, or lose them if its process is stopped right after."""
-    from prefect.logging.handlers import APILogHandler
+    last lines, or lose them if its process is stopped right after. Only the log worker is
+    drained (`APILogHandler.flush` would drain Prefect's events worker too, which warns on the
+    console while it waits)."""
+    from prefect.logging.handlers import APILogWorker
 
-    APILogHandler().flush()
+    APILogWorker.instance().drain()
 
 
 def _publish(panel: Panel, summary: RunSummary, message: str | None = None) -> None:

@@ -8,12 +8,15 @@ from __future__ import annotations
 import errno
 import re
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from roadeval.storage.store import LocalStore
+from roadeval.storage import landing
+from roadeval.storage.part_index import Published
+from roadeval.storage.store import LocalStore, Store
 
 from support.trip_panel import invoke, query_csv, trip_gold, write_panel
 
@@ -81,10 +84,12 @@ def test_a_last_record_the_store_refused_is_said_so(
 ) -> None:
     panel, n = _panel(tmp_path)
     store = tmp_path / "store"
-    put, create = LocalStore.put, LocalStore.create
+    put, create, publish = LocalStore.put, LocalStore.create, landing.publish
     gone = {"now": False}
     # One writer at a time: the store is gone from one instant on, for every writer (a shard's
-    # landing that passed the check while another landed would otherwise land as well).
+    # landing that passed the check while another landed would otherwise land as well). A
+    # landing's publication (its index entry, then its marker) is one write here: another
+    # shard's index entry between them would be visible to readers, yet not landed.
     writing = threading.RLock()
 
     def put_or_fail(self: LocalStore, key: str, data: bytes) -> None:
@@ -103,8 +108,15 @@ def test_a_last_record_the_store_refused_is_said_so(
                 raise FULL
             return create(self, key, data)
 
+    def publish_or_fail(store: Store, name: str, parts: Sequence[Published]) -> None:
+        with writing:
+            if gone["now"]:
+                raise FULL
+            publish(store, name, parts)
+
     monkeypatch.setattr(LocalStore, "put", put_or_fail)
     monkeypatch.setattr(LocalStore, "create", create_or_fail)
+    monkeypatch.setattr(landing, "publish", publish_or_fail)
     result = invoke("run", "--panel", str(panel), "--store", str(store))
     assert result.exit_code == 1, result.output
     line = _line(result)
