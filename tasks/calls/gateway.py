@@ -25,7 +25,7 @@ from roadeval.tasks.calls.admission import Admitting, Gate, UnboundedCost
 from roadeval.tasks.calls.budget import Budget, Reservation
 from roadeval.tasks.calls.errors import RETRYABLE, classify, retry_after_s
 from roadeval.tasks.calls.limits import OverLimit
-from roadeval.tasks.calls.litellm_setup import ready_litellm
+from roadeval.tasks.calls.litellm_setup import completion_task, ready_litellm
 from roadeval.tasks.calls.reachability import NO_KEY, AuthFailed, Reachability, key_source
 from roadeval.tasks.calls.secrets import Redactor
 from roadeval.tasks.calls.stats import CallStats
@@ -287,7 +287,7 @@ class ModelClient:
         started = time.monotonic()
         # LiteLLM only now, at the process's first request (see `litellm_setup`).
         litellm = ready_litellm()
-        call = asyncio.ensure_future(litellm.acompletion(**self.litellm_kwargs(request, messages)))
+        call = completion_task(litellm, self.litellm_kwargs(request, messages))
         self.stop.track(call)
         try:
             await asyncio.wait({call}, timeout=self.spec.timeout_s)

@@ -80,3 +80,47 @@ def test_unpriced_model_has_unknown_cost_not_zero(server: ModelServer) -> None:
     server.rules["free-or-not"] = lambda body, hit: Reply("D")
     response = ask(server, "free-or-not")
     assert response.ok and response.cost_usd is None
+
+
+def test_litellm_logs_a_call_only_when_someone_listens(server: ModelServer) -> None:
+    # LiteLLM queues a success-logging handler per call on a worker of the gateway's loop;
+    # with no callback registered nobody reads it, and under a saturated loop the queue grew
+    # to tens of thousands of handlers (most of a large run's memory). Cost is still priced:
+    # by LiteLLM's own map for a model it knows.
+    import litellm
+    from litellm.integrations.custom_logger import CustomLogger
+    from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
+
+    from roadeval.tasks.calls.litellm_setup import callbacks_registered
+
+    server.rules["gpt-4o-mini"] = lambda body, hit: Reply(
+        "E", prompt_tokens=1000, completion_tokens=10
+    )
+    assert not callbacks_registered(litellm)
+    before = GLOBAL_LOGGING_WORKER.pending_count
+    for _ in range(3):
+        response = ask(server, "gpt-4o-mini")
+        assert response.ok and response.cost_usd is not None and response.cost_usd > 0
+    assert GLOBAL_LOGGING_WORKER.pending_count == before
+
+    class Listener(CustomLogger):
+        def __init__(self) -> None:
+            super().__init__()
+            self.heard: list[str] = []
+
+        async def async_log_success_event(
+            self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any
+        ) -> None:
+            self.heard.append(kwargs["model"])
+
+    listener = Listener()
+    litellm.callbacks.append(listener)
+    try:
+        assert ask(server, "gpt-4o-mini").ok
+        deadline = time.monotonic() + 10
+        while not listener.heard and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        litellm.callbacks.remove(listener)
+    # A callback of the user's still hears every call.
+    assert listener.heard == ["gpt-4o-mini"]
