@@ -8,6 +8,7 @@ Prefect alone costs seconds. Deployments run `flows.deployed`'s flows, which tak
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Sequence
 from typing import Any, TypeVar
 
@@ -23,6 +24,9 @@ from roadeval.flows.run_summary import RunStopped, RunSummary
 from roadeval.flows.stages import STAGES
 
 T = TypeVar("T")
+
+# How long a run's end waits for its last log lines to reach the Prefect API.
+LOG_SEND_WAIT_S = 10.0
 
 
 def _as_task(stage: Stage[Any]) -> Task[Any, Any]:
@@ -143,10 +147,15 @@ def _send_logs() -> None:
     process ends, so a flow run reported Completed (or Failed) could otherwise be missing its
     last lines, or lose them if its process is stopped right after. Only the log worker is
     drained (`APILogHandler.flush` would drain Prefect's events worker too, which warns on the
-    console while it waits)."""
+    console while it waits), and for `LOG_SEND_WAIT_S` at most: an API that stopped answering
+    does not hold the run's end (the lines go on being sent meanwhile)."""
     from prefect.logging.handlers import APILogWorker
 
-    APILogWorker.instance().drain()
+    sending = threading.Thread(
+        target=APILogWorker.instance().drain, name="roadeval-send-logs", daemon=True
+    )
+    sending.start()
+    sending.join(timeout=LOG_SEND_WAIT_S)
 
 
 def _publish(panel: Panel, summary: RunSummary, message: str | None = None) -> None:
