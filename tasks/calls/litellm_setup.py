@@ -29,6 +29,8 @@ CALLBACK_LISTS = (
 class _Setup:
     lock = threading.Lock()
     done = False
+    # LiteLLM's mark of its own internal calls, looked up once (see `completion_task`).
+    internal_call: contextvars.ContextVar[bool] | None = None
 
 
 def ready_litellm() -> Any:
@@ -39,9 +41,12 @@ def ready_litellm() -> Any:
     if not _Setup.done:
         with _Setup.lock:
             if not _Setup.done:
+                from litellm._internal_context import is_internal_call
+
                 from roadeval.tasks.calls import baseline_provider
 
                 baseline_provider.install()
+                _Setup.internal_call = is_internal_call
                 litellm.suppress_debug_info = True
                 _Setup.done = True
     return litellm
@@ -58,12 +63,13 @@ def completion_task(litellm: Any, kwargs: dict[str, Any]) -> asyncio.Task[Any]:
     failure logging: that logging queues a handler per call on a worker of the same loop,
     which on a saturated loop falls behind (tens of thousands queued, about 17 KB each, in a
     run of 200,000 baseline calls) and spends CPU on a payload nobody reads. The call's cost
-    is priced before that logging (`_hidden_params["response_cost"]`), so costs are kept."""
-    from litellm._internal_context import is_internal_call
-
+    is priced before that logging (`_hidden_params["response_cost"]`), so costs are kept.
+    `litellm` is `ready_litellm()`'s."""
+    internal_call = _Setup.internal_call
+    assert internal_call is not None, "completion_task before ready_litellm"
     call = litellm.acompletion(**kwargs)
     if callbacks_registered(litellm):
         return asyncio.ensure_future(call)
     context = contextvars.copy_context()
-    context.run(is_internal_call.set, True)
+    context.run(internal_call.set, True)
     return asyncio.get_running_loop().create_task(call, context=context)

@@ -12,6 +12,7 @@ from roadeval.tasks.calls.gateway import ModelClient, run_on_gateway
 from roadeval.tasks.requests.model_spec import ModelSpec
 from roadeval.tasks.requests.request import ErrorKind, ModelCall
 
+from support.cli_process import wait_until
 from support.model_server import ModelServer, Reply
 
 
@@ -117,9 +118,7 @@ def test_litellm_logs_a_call_only_when_someone_listens(server: ModelServer) -> N
     litellm.callbacks.append(listener)
     try:
         assert ask(server, "gpt-4o-mini").ok
-        deadline = time.monotonic() + 10
-        while not listener.heard and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_until(lambda: bool(listener.heard), timeout=10, what="the callback to hear the call")
     finally:
         litellm.callbacks.remove(listener)
     # A callback of the user's still hears every call.
