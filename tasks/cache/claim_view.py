@@ -15,12 +15,14 @@ cost, not what every claim in progress holds.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Awaitable, Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from roadeval.storage.liveness import writer_alive
+from roadeval.storage.store import describe_store_error
 from roadeval.tasks.cache.claim_records import RETENTION_S, ClaimLog, ClaimRecord, ClaimState
 
 # How far the clocks of the machines sharing a store may differ: records are read that much
@@ -28,6 +30,8 @@ from roadeval.tasks.cache.claim_records import RETENTION_S, ClaimLog, ClaimRecor
 CLOCK_MARGIN_S = 60.0
 
 StoreCall = Callable[..., Awaitable[Any]]
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -68,6 +72,7 @@ class ClaimView:
         self.listed_at = 0.0  # monotonic time of the last listing
         self.now = 0.0  # the store's clock at the last listing
         self._refreshing = asyncio.Lock()
+        self._sweeping: asyncio.Future[None] | None = None
 
     def answers_known(self) -> bool:
         """Whether every answer kept since this run began is in a record read here (else
@@ -163,9 +168,19 @@ class ClaimView:
                     self.seen[number] = Seen(entry.etag, entry.modified, None, stale=True)
                     to_read.append(number)
             await self._read(to_read)
-            if swept:
-                await self._store(self.log.sweep, swept)
+            if swept and (self._sweeping is None or self._sweeping.done()):
+                self._sweeping = asyncio.ensure_future(self._sweep(swept))
             self._advance_floor(top, mine)
+
+    async def _sweep(self, numbers: list[int]) -> None:
+        """Delete records over for longer than the retention, in a thread, off the claim that
+        listed them: a day-old store holds thousands, and a claim must not wait for them.
+        A record left behind (a failure, or the process ended first) is swept next time."""
+        try:
+            await asyncio.to_thread(self.log.sweep, numbers)
+        except Exception as exc:
+            reason = describe_store_error(self.log.store.uri, exc)
+            _log.warning("old claim records were not swept: %s", reason)
 
     async def reread(self, keys: Iterable[str]) -> None:
         """Read again the records rewritten since read that held any of `keys`."""

@@ -33,6 +33,7 @@ from roadeval.tasks.requests.model_spec import ModelSpec
 from roadeval.tasks.requests.request import ModelCall
 from roadeval.tasks.shard.asking import Asker
 
+from support.cli_process import wait_until
 from support.model_server import ModelServer, Reply
 
 FOLDER = "cache/claims/test/"
@@ -252,7 +253,39 @@ def test_old_records_are_swept_but_the_highest_number_stays(tmp_path: Path) -> N
         os.utime(path, (time.time() - 7 * 3600,) * 2)
     verdict = run_on_gateway(book(store).claim(KEYS[0]))
     assert verdict.kind is Kind.LEASED
-    assert sorted(records(store)) == [3, 4]  # 1 and 2 swept, 3 kept: the next number was 4
+    # 1 and 2 swept, 3 kept: the next number was 4
+    wait_until(lambda: sorted(records(store)) == [3, 4], 10, "the old records swept")
+
+
+def test_a_claim_does_not_wait_for_old_records_to_be_swept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store left for a day holds thousands of old records: deleting them is not the
+    first claim's business."""
+    import os
+
+    store = open_store(str(tmp_path / "store"))
+    log = ClaimLog(store, FOLDER)
+    done = ClaimRecord("old", "h", 1, frozenset(), ClaimState.DONE)
+    for number in (1, 2, 3):
+        assert log.create(number, done)
+        os.utime(tmp_path / "store" / log.key(number), (time.time() - 7 * 3600,) * 2)
+    release, swept = threading.Event(), threading.Event()
+    sweep = ClaimLog.sweep
+
+    def slow_sweep(self: ClaimLog, numbers: list[int]) -> None:
+        release.wait(10)
+        sweep(self, numbers)
+        swept.set()
+
+    monkeypatch.setattr(ClaimLog, "sweep", slow_sweep)
+    verdict = run_on_gateway(book(store).claim(KEYS[0]))
+    claimed_before_sweep = not swept.is_set()
+    release.set()
+    assert verdict.kind is Kind.LEASED
+    assert claimed_before_sweep, "the claim waited for the old records to be deleted"
+    assert swept.wait(10)
+    assert sorted(records(store)) == [3, 4]
 
 
 def test_an_askers_claims_are_renewed_while_its_calls_last(
