@@ -28,15 +28,20 @@ OFFLINE_DEFAULTS: dict[str, str] = {
 }
 
 
-def seconds_from_env(name: str, default: float) -> float:
-    """A duration setting: the variable `name` if set (seconds), else `default`."""
+def number_from_env(name: str, default: float, unit: str) -> float:
+    """A numeric setting: the variable `name` if set (in `unit`s), else `default`."""
     configured = os.environ.get(name)
     if not configured:
         return default
     try:
         return float(configured)
     except ValueError:
-        raise ValueError(f"{name}={configured!r} is not a number of seconds") from None
+        raise ValueError(f"{name}={configured!r} is not a number of {unit}") from None
+
+
+def seconds_from_env(name: str, default: float) -> float:
+    """A duration setting: the variable `name` if set (seconds), else `default`."""
+    return number_from_env(name, default, "seconds")
 
 
 # Arrow's buffers from the C library's allocator, not Arrow's default (mimalloc), which keeps

@@ -18,11 +18,11 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
-import pyarrow.dataset as ds
 
 from roadeval.storage.heartbeats import MISSED_BEATS, read_heartbeat
 from roadeval.storage.index_digests import WHOLE, read_whole
 from roadeval.storage.landing import listed_parts
+from roadeval.storage.part_cache import parts_dataset
 from roadeval.storage.part_index import PartIndex
 from roadeval.storage.records import SCHEMAS, TABLES, reserve_names
 from roadeval.storage.store import LocalStore, Store
@@ -80,17 +80,6 @@ class QueryRefused(ValueError):
     """A statement that `roadeval query` will not run, because it would write or change state."""
 
 
-def _dataset(store: Store, table: str, keys: list[str]) -> ds.Dataset:
-    filesystem, root = store.arrow()
-    # A dataset with the declared schema stays lazy: DuckDB pushes projections and filters down.
-    return ds.dataset(
-        [f"{root}/{key}" for key in keys],
-        schema=SCHEMAS[table],
-        format="parquet",
-        filesystem=filesystem,
-    )
-
-
 @dataclass(frozen=True)
 class _TableParts:
     """One table's visible parts: their keys, schema fingerprints (None: not known) and index
@@ -136,19 +125,28 @@ def _parts(
 
 
 def _table_view(
-    con: duckdb.DuckDBPyConnection, store: Store, table: str, parts: _TableParts
+    con: duckdb.DuckDBPyConnection,
+    store: Store,
+    table: str,
+    parts: _TableParts,
+    *,
+    whole: bool = False,
 ) -> None:
     """The view of one table. In a folder: DuckDB's own Parquet reader over the files, one
     scan per schema the parts were written with (parts of an unknown schema matched by
     column name), each under the table's declared columns (a column a part predates reads as
     null). On S3: a lazy pyarrow dataset (DuckDB reads no s3:// here without an extension
-    from the internet), projections and filters pushed down; a table every reader wants whole
-    (`run_events`) from its digest and the parts landed since (`index_digests`)."""
+    from the internet), projections and filters pushed down, its parts read `whole` once per
+    process where a connection reads named runs (`part_cache`); a table every reader wants
+    whole (`run_events`) from its digest and the parts landed since (`index_digests`)."""
     if not isinstance(store, LocalStore):
         if table in WHOLE:
             con.register(table, read_whole(store, table, parts.index_rows(table), parts.base))
         else:
-            con.register(table, _dataset(store, table, parts.keys))
+            # Lazy, with the declared schema: DuckDB pushes projections and filters down.
+            # Parts read whole (and once per process) where a run's are read, not a store's.
+            dataset = parts_dataset(store, SCHEMAS[table], parts.keys, whole=whole)
+            con.register(table, dataset)
         return
     empty = f"{_INTERNAL}.{table}_columns"
     con.register(f"_{table}_columns", SCHEMAS[table].empty_table())
@@ -239,7 +237,7 @@ def connect(
     con.execute(f"create schema {_INTERNAL}")
     wanted = list(TABLES) if tables is None else [t for t in TABLES if t in set(tables)]
     for table, parts in _parts(store, wanted, runs, include_unlanded).items():
-        _table_view(con, store, table, parts)
+        _table_view(con, store, table, parts, whole=runs is not None)
     if "run_events" in wanted:
         _runs_view(con, store)
     if "responses" in wanted:

@@ -128,19 +128,12 @@ def visible_parts(
 
 def read_table(store: Store, table: str) -> pa.Table:
     """A table's landed parts as one Arrow table (empty with the schema when there are none)."""
-    import pyarrow.dataset as ds
+    from roadeval.storage.part_cache import parts_dataset
 
     keys = visible_parts(store, tables=[table])[table]
     if not keys:
         return SCHEMAS[table].empty_table()
-    filesystem, root = store.arrow()
-    dataset = ds.dataset(
-        [f"{root}/{key}" for key in keys],
-        schema=SCHEMAS[table],
-        format="parquet",
-        filesystem=filesystem,
-    )
-    return dataset.to_table()
+    return parts_dataset(store, SCHEMAS[table], keys).to_table()
 
 
 def read_rows(store: Store, table: str, keys: Sequence[str]) -> list[Any]:

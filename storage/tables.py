@@ -13,6 +13,7 @@ from urllib.parse import quote
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from roadeval.storage.part_cache import keep_part, part_bytes
 from roadeval.storage.records import SCHEMAS, TABLES
 from roadeval.storage.store import Store
 
@@ -91,7 +92,9 @@ def write_part(
     if not rows and (copied is None or not copied.num_rows):
         return None
     key = part_key(table, name, suite=suite, model=model)
-    store.put(key, to_parquet(table, rows, copied))
+    data = to_parquet(table, rows, copied)
+    store.put(key, data)
+    keep_part(store, key, data)
     return key
 
 
@@ -103,7 +106,7 @@ def read_part(store: Store, table: str, key: str) -> pa.Table:
     """One part of `table` as an Arrow table of exactly the table's schema (columns a part
     predates as nulls); an UnreadablePart when its bytes are not such a table."""
     schema = SCHEMAS[table]
-    data = store.get(key)
+    data = part_bytes(store, key)
     try:
         # One file's reader, not `read_table`'s dataset machinery: a fifth of the time on
         # the small parts a baseline is made of (hundreds per suite x model).

@@ -21,6 +21,7 @@ from roadeval.storage import part_index
 from roadeval.storage.catalog import query
 from roadeval.storage.index_digests import PART_KEY, PART_NUMBER, digest_key, read_whole
 from roadeval.storage.landing import Part, land
+from roadeval.storage.part_cache import forget_parts
 from roadeval.storage.part_index import PartIndex
 from roadeval.storage.store import LocalStore, S3Store, Store, open_store
 from roadeval.storage.tables import read_part
@@ -200,6 +201,7 @@ def test_runs_on_s3_reads_its_events_from_the_digest(
     store = open_store(f"s3://{bucket}/store")
     assert isinstance(store, S3Store)
     _runs(store, range(6))  # 30 landings: a snapshot at 24, six landings after it
+    forget_parts()  # read as a process that did not land them would
     gets = CountingGets(monkeypatch, store)
     _, rows = query(store, "select status, count(*) from runs group by status")
     assert rows == [("finished", 6)]
