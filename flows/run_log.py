@@ -26,6 +26,9 @@ PREFECT_RUN_LOGGERS = ("prefect.flow_runs", "prefect.task_runs")
 
 Logger = logging.Logger | logging.LoggerAdapter[Any]
 
+# Unconfigured, Python would print its warnings on stderr, next to the CLI's own report of them.
+logging.getLogger(LOGGER).addHandler(logging.NullHandler())
+
 
 def run_logger() -> Logger:
     """Prefect's logger of the current flow (or task) run, else `roadeval.run`."""

@@ -104,7 +104,7 @@ def resolve_run(store: Store, run_id: str | None) -> str:
         return run_id
     from roadeval.storage.catalog import connect
 
-    with closing(connect(store)) as con:
+    with closing(connect(store, tables=["run_events"])) as con:
         found = latest_run(con)
     if found is None:
         raise ReportError(f"no run in the store {store.uri}: nothing to report")
@@ -112,12 +112,13 @@ def resolve_run(store: Store, run_id: str | None) -> str:
 
 
 def read_report(store: Store, run_id: str, timings: Timings | None = None) -> ReportData:
-    """The run's data, or a ReportError when it is not in the store or has no scores."""
+    """The run's data, or a ReportError when it is not in the store or asked nothing (a run
+    whose every item failed has a report: its health and costs say why)."""
     from roadeval.storage.catalog import connect
 
     timings = timings or Timings()
     with timings.measure("connect"):
-        con = connect(store)
+        con = connect(store, runs=[run_id])
     try:
         with timings.measure("run"):
             run = run_record(con, run_id)
@@ -129,24 +130,25 @@ def read_report(store: Store, run_id: str, timings: Timings | None = None) -> Re
             # A suite's own tables were registered just now: the views are made at connect.
             con.close()
             with timings.measure("connect"):
-                con = connect(store)
+                con = connect(store, runs=[run_id])
     except BaseException:
         con.close()
         raise
     with closing(con):
         with timings.measure("scored"):
             scored = scored_count(con, run_id)
-        if not scored:
+        with timings.measure("item health"):
+            health = item_health(con, run_id)
+        if not scored and not health:
             raise ReportError(
                 f"run {run_id} has no scores ({run.status}): nothing to report"
                 + (f"; {run.message}" if run.message else "")
             )
+        # A run whose every item failed has no scores, and its report says why.
         with timings.measure("metrics"):
             found_metrics = metrics(con, run_id)
         with timings.measure("metric_pairs"):
             pairs = metric_pairs(con, run_id)
-        with timings.measure("item health"):
-            health = item_health(con, run_id)
         with timings.measure("costs"):
             cost_rows = costs(con, run_id)
         suites = {m.suite for m in found_metrics}
@@ -193,13 +195,12 @@ class RunSummaryData:
 
 
 def read_summary(store: Store, run_id: str) -> RunSummaryData:
-    """The run's summary data, or a ReportError when it is not in the store or has no scores."""
+    """The run's summary data, or a ReportError when it is not in the store or asked nothing."""
     from roadeval.storage.catalog import connect
 
-    with closing(connect(store)) as con:
+    with closing(connect(store, runs=[run_id])) as con:
         run = run_record(con, run_id)
-        if not scored_count(con, run_id):
+        health = item_health(con, run_id)
+        if not health and not scored_count(con, run_id):
             raise ReportError(f"run {run_id} has no scores ({run.status}): nothing to show")
-        return RunSummaryData(
-            run, metrics(con, run_id), metric_pairs(con, run_id), item_health(con, run_id)
-        )
+        return RunSummaryData(run, metrics(con, run_id), metric_pairs(con, run_id), health)

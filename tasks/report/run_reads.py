@@ -39,7 +39,8 @@ class RunRecord:
 @dataclass(frozen=True)
 class CostRow:
     """One model x suite x role of a run: HTTP requests sent, answers reused, tokens, USD this
-    run (a floor when `unknown` requests have no known cost), and requests that failed."""
+    run (a floor when `unknown` requests have no known cost), and the sent requests that failed
+    (calls skipped unsent are errors of their items, in the health table)."""
 
     model: str
     suite: str
@@ -153,7 +154,7 @@ select model, suite, role,
        coalesce(sum(tokens_out) filter (where not cached), 0) as tokens_out,
        coalesce(sum(cost_usd), 0) as usd,
        count(*) filter (where not cached and try_number > 0 and cost_usd is null) as unknown,
-       count(*) filter (where error_kind is not null) as failed
+       count(*) filter (where not cached and try_number > 0 and error_kind is not null) as failed
 from responses where run_id = $run_id
 group by all order by model, suite, role
 """

@@ -6,6 +6,8 @@ Prefect API: tests/flows/test_deployed_run.py.)"""
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 
 from roadeval.flows.prefect_artifacts import artifact_key, leaderboard
 from roadeval.flows.run_log import (
@@ -68,6 +70,14 @@ def test_artifact_keys_are_what_prefect_accepts() -> None:
 
 def test_outside_a_flow_run_the_lines_go_to_roadeval_run() -> None:
     assert run_logger() is logging.getLogger(LOGGER)
+
+
+def test_outside_a_flow_run_a_warning_is_not_printed_unless_logging_is_configured() -> None:
+    """The CLI prints a run's warnings itself: Python's last-resort handler would print them
+    a second time (in a process of its own: pytest configures logging)."""
+    code = "from roadeval.flows.run_log import run_logger; run_logger().warning('not built')"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stderr == ""
 
 
 def test_the_console_filter_keeps_prefect_run_lines_off_the_terminal_only() -> None:

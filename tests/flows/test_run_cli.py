@@ -12,6 +12,7 @@ import yaml
 
 from roadeval.flows.cli import app
 
+from support.html_tables import read_page
 from support.model_server import ModelServer, Reply
 from support.trip_panel import (
     gold_rule,
@@ -216,6 +217,16 @@ def test_unreachable_api_base_names_the_model_and_stops_calling(tmp_path: Path) 
     assert result.exit_code == 1
     assert "nowhere on trip" in result.output
     assert "unreachable at http://127.0.0.1:9/v1" in result.output or "connection" in result.output
+    # No item was scored, and the report says why: every item's error, and what was sent.
+    report = re.search(r"report: (\S+\.html)", result.output)
+    assert report is not None, result.output
+    page = read_page(Path(report.group(1)).read_text(encoding="utf-8"))
+    health = page.table("health per suite and model (the run's counts)")
+    row = dict(zip(health.headers, health.row("nowhere", at=1), strict=True))
+    assert (row["items"], row["scored"], row["errors"]) == (str(len(_gold)), "0", str(len(_gold)))
+    costs = page.table("cost per model and role")
+    sent = dict(zip(costs.headers, [cell.text for cell in costs.rows[0]], strict=True))
+    assert sent["failed requests"] == sent["requests"] != "0"  # items skipped unsent: errors
 
 
 @pytest.mark.parametrize(
