@@ -14,26 +14,8 @@ import signal
 import sys
 from typing import ClassVar
 
-# What LiteLLM imports on its first call to an OpenAI-compatible endpoint (a vLLM or SGLang
-# server, the test server): about 0.3 s that each worker would pay on its first call, paid once
-# in the server instead. A name a later LiteLLM drops is skipped there (the forkserver ignores
-# an ImportError in its preload); tests/tasks/shard/test_worker_server.py says when the list
-# no longer covers the first call.
-LITELLM_FIRST_CALL = [
-    "litellm.proxy._types",
-    "litellm.llms.litellm_proxy.chat.transformation",
-    "litellm.llms.github_copilot.authenticator",
-    "litellm.llms.github_copilot.per_user_auth",
-    "litellm.proxy.openai_files_endpoints.common_utils",
-    "litellm.llms.openai.chat.gpt_audio_transformation",
-    "litellm.llms.openai_like.dynamic_config",
-    "litellm.integrations.generic_api.generic_api_callback",
-    "litellm.litellm_core_utils.logging_callback_manager",
-    "litellm._service_logger",
-    "litellm.integrations.prometheus_services",
-]
 # What the workers' server imports before it forks any: LiteLLM (seconds), then the shard code.
-PRELOAD = ["litellm", *LITELLM_FIRST_CALL, "roadeval.tasks.shard.answer_workers"]
+PRELOAD = ["litellm", "roadeval.tasks.shard.answer_workers"]
 
 
 class _Server:
