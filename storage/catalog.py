@@ -22,7 +22,7 @@ import pyarrow as pa
 from roadeval.storage.heartbeats import MISSED_BEATS, read_heartbeat
 from roadeval.storage.index_digests import WHOLE, read_whole
 from roadeval.storage.landing import listed_parts
-from roadeval.storage.part_cache import parts_dataset
+from roadeval.storage.part_files import parts_dataset
 from roadeval.storage.part_index import PartIndex
 from roadeval.storage.records import SCHEMAS, TABLES, reserve_names
 from roadeval.storage.store import LocalStore, Store

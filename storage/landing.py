@@ -128,7 +128,7 @@ def visible_parts(
 
 def read_table(store: Store, table: str) -> pa.Table:
     """A table's landed parts as one Arrow table (empty with the schema when there are none)."""
-    from roadeval.storage.part_cache import parts_dataset
+    from roadeval.storage.part_files import parts_dataset
 
     keys = visible_parts(store, tables=[table])[table]
     if not keys:

@@ -28,6 +28,7 @@ from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from roadeval.environment import tune_collector_for_run
+from roadeval.storage.part_cache import keep_written_parts
 from roadeval.storage.store import Store
 from roadeval.tasks.calls.authority import (
     AuthorityAddress,
@@ -95,6 +96,7 @@ def _serve(conn: Connection, context: WorkerContext) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     tune_collector_for_run()
+    keep_written_parts(False)  # the driver reads what this process lands
     stop = StopSignal()
     link = AuthorityLink(context.authority, stop)
     _Worker.clients = ClientBuilder(context.run_id, stop, link=link, budgeted=context.budgeted)

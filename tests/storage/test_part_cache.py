@@ -13,7 +13,7 @@ import pytest
 
 from roadeval.storage.catalog import connect
 from roadeval.storage.landing import Part, land, read_table
-from roadeval.storage.part_cache import forget_parts
+from roadeval.storage.part_cache import forget_parts, keep_written_parts
 from roadeval.storage.store import Store, open_store
 
 from support.rows import record
@@ -98,3 +98,15 @@ def test_a_part_is_read_anew_once_the_cache_has_no_room(
     for _ in range(2):
         assert _models(store) == ["m0", "m1", "m2"]
     assert seen == Counter({"GetObject": 6}), seen
+
+
+def test_a_process_that_never_reads_its_parts_back_keeps_none(store: Store) -> None:
+    """An answer worker lands its shards for the run's own process to read."""
+    keep_written_parts(False)
+    try:
+        _land(store)
+    finally:
+        keep_written_parts(True)
+    seen = _counted(store)
+    assert _models(store) == ["m0", "m1", "m2"]
+    assert seen == Counter({"GetObject": 3}), seen
