@@ -6,11 +6,19 @@ from __future__ import annotations
 import os
 import re
 from concurrent.futures import Future
+from typing import Any
 
 import pytest
 from markupsafe import Markup
 
-from roadeval.tasks.report.drawing import Drawings, Helpers, draw, drawings
+from roadeval.tasks.report.drawing import (
+    MAX_HELPERS,
+    Drawings,
+    Helpers,
+    _start_helpers,
+    draw,
+    drawings,
+)
 from roadeval.tasks.report.plots import grouped_bars, histograms, pareto_charts
 
 FIGURES = [
@@ -89,3 +97,18 @@ def test_helpers_still_starting_leave_to_this_process_what_they_have_not_taken()
     page = Drawings(_helpers(_BusyHelper(), ready=False))
     drawn = [page.draw(plot, *args, **kwargs) for plot, args, kwargs in FIGURES]
     assert [d.svg for d in drawn] == alone
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="helpers start on 2 cores or more")
+def test_a_run_about_to_report_warms_a_helper_per_core() -> None:
+    """It then lands its metrics and waits for its figures: every core can draw. The report's
+    own start warms one fewer, as its process reads the store meanwhile."""
+    for early, expected in ((True, min(os.cpu_count() or 1, MAX_HELPERS)), (False, 1)):
+        helpers = _start_helpers(early=early)
+        assert helpers is not None
+        try:
+            helpers.first.result(timeout=60)
+            processes: dict[int, Any] = helpers.pool._processes  # type: ignore[attr-defined]
+            assert len(processes) == expected, early
+        finally:
+            helpers.pool.shutdown(wait=True)
