@@ -141,6 +141,15 @@ class ModelSpec(BaseModel):
                 )
         return self
 
+    @model_validator(mode="after")
+    def _baseline_seed_is_whole(self) -> ModelSpec:
+        # A built-in baseline draws from it in every shard: a bad one would fail the run there.
+        seed = self.params.get("seed")
+        whole = isinstance(seed, int) and not isinstance(seed, bool)
+        if self.is_baseline and seed is not None and not whole:
+            raise ValueError(f"params.seed: a baseline's seed is a whole number, not {seed!r}")
+        return self
+
     @property
     def label(self) -> str:
         return self.name or self.model

@@ -242,6 +242,14 @@ def test_unreachable_api_base_names_the_model_and_stops_calling(tmp_path: Path) 
         (
             {
                 "suites": [{"name": "trip", "demo": True}],
+                "models": [{"model": "roadeval/random", "params": {"seed": "zero"}}],
+            },
+            r"models\[0\] \(roadeval/random\): params\.seed: a baseline's seed is a whole "
+            r"number, not 'zero'",
+        ),
+        (
+            {
+                "suites": [{"name": "trip", "demo": True}],
                 "models": [{"name": "mine", "api_base": "http://x"}],
             },
             r"models\[0\] \(mine\)\.model: Field required",
