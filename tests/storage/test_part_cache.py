@@ -6,7 +6,6 @@ from __future__ import annotations
 import uuid
 from collections import Counter
 from collections.abc import Iterator
-from typing import Any
 
 import boto3
 import pytest
@@ -17,6 +16,7 @@ from roadeval.storage.part_cache import forget_parts, keep_written_parts
 from roadeval.storage.store import Store, open_store
 
 from support.rows import record
+from support.s3_calls import counted_s3_calls
 
 pytestmark = pytest.mark.s3
 
@@ -30,19 +30,6 @@ def store(s3_endpoint: str) -> Iterator[Store]:
     forget_parts()
     yield open_store(f"s3://{bucket}/x")
     forget_parts()
-
-
-def _counted(store: Store) -> Counter[str]:
-    """Requests for table parts, by operation, from now on."""
-    seen: Counter[str] = Counter()
-
-    def count(model: Any, params: dict[str, Any], **_: Any) -> None:
-        if "/tables/" in f"/{params.get('Key', '')}":
-            seen[model.name] += 1
-
-    client: Any = store._client  # type: ignore[attr-defined]
-    client.meta.events.register("before-parameter-build.s3", count)
-    return seen
 
 
 def _land(store: Store) -> None:
@@ -68,7 +55,7 @@ def _delete_parts(store: Store) -> None:
 
 def test_parts_this_process_wrote_are_read_back_without_a_request(store: Store) -> None:
     _land(store)
-    seen = _counted(store)
+    seen = counted_s3_calls(store, "tables/")
     _delete_parts(store)  # read back from memory, or not at all
     assert _models(store) == ["m0", "m1", "m2"]
     assert read_table(store, "responses").num_rows == 3
@@ -78,7 +65,7 @@ def test_parts_this_process_wrote_are_read_back_without_a_request(store: Store) 
 def test_a_part_is_fetched_once_whole_however_often_it_is_read(store: Store) -> None:
     _land(store)
     forget_parts()  # as a process that did not write them
-    seen = _counted(store)
+    seen = counted_s3_calls(store, "tables/")
     assert _models(store) == ["m0", "m1", "m2"]
     assert seen == Counter({"GetObject": 3}), seen  # one per part, and no HEAD
     _delete_parts(store)  # later reads are from memory
@@ -94,7 +81,7 @@ def test_a_part_is_read_anew_once_the_cache_has_no_room(
     _land(store)
     monkeypatch.setenv("ROADEVAL_PART_CACHE_MB", "0")
     forget_parts()
-    seen = _counted(store)
+    seen = counted_s3_calls(store, "tables/")
     for _ in range(2):
         assert _models(store) == ["m0", "m1", "m2"]
     assert seen == Counter({"GetObject": 6}), seen
@@ -107,6 +94,6 @@ def test_a_process_that_never_reads_its_parts_back_keeps_none(store: Store) -> N
         _land(store)
     finally:
         keep_written_parts(True)
-    seen = _counted(store)
+    seen = counted_s3_calls(store, "tables/")
     assert _models(store) == ["m0", "m1", "m2"]
     assert seen == Counter({"GetObject": 3}), seen
