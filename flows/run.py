@@ -33,6 +33,7 @@ from roadeval.flows.suites import LoadedSuite
 from roadeval.storage.landing import Part, land
 from roadeval.storage.records import MetricPairRow, MetricRow
 from roadeval.storage.store import Store, StoreError, describe_store_error
+from roadeval.tasks.cache.journal import close_gateway_journals
 from roadeval.tasks.cache.responses import ResponseCache
 from roadeval.tasks.calls.budget import OUT_OF_BUDGET, Budget
 from roadeval.tasks.calls.clients import ClientBuilder
@@ -435,6 +436,7 @@ class _Run:
         finally:
             self.spread = spread.processes
             spread.close()
+            close_gateway_journals()  # this process's answers (the workers close theirs)
 
     def _plan_stats(self, plans: Sequence[ShardPlan]) -> None:
         """Tell each model's live counters how many requests its plans will send (the judge:

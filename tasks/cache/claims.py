@@ -140,6 +140,9 @@ class ClaimBook:
     async def _store(self, fn: Callable[..., T], *args: object) -> T:
         return await call_store(self.store, self.stop, fn, *args)
 
+    def _recent(self, key: str) -> ModelCall | None:
+        return self.cache.get(key, recent=True)
+
     # --- claiming -------------------------------------------------------------------------
 
     async def claim(self, key: str, *, trust_done: bool = True) -> Verdict:
@@ -211,7 +214,7 @@ class ClaimBook:
             else:
                 verdicts[key] = Verdict(Kind.LEASED, Lease(key, mine.number))
         if check:
-            stored = await asyncio.gather(*(self._store(self.cache.get, key) for key in check))
+            stored = await asyncio.gather(*(self._store(self._recent, key) for key in check))
             for key, answer in zip(check, stored, strict=True):
                 lease = Verdict(Kind.LEASED, Lease(key, mine.number))
                 verdicts[key] = lease if answer is None else Verdict(Kind.ANSWERED, answer=answer)

@@ -1,8 +1,11 @@
 """Responses stored in the object store under their request key: a journal and a cache at once.
 
-Each successful answer is written the moment it arrives, so a crashed run loses only the calls in
-flight, and any later run with the same request pays for nothing twice. An entry that cannot be
-read back (truncated, emptied, edited by hand) is a miss that is reported, never a crash.
+Each successful answer is written the moment it arrives (its asker waits for it), so a crashed
+run loses only the calls in flight, and any later run with the same request pays for nothing
+twice. A folder keeps an entry per answer (`cache/responses/<xx>/<key>.json`); a remote store,
+where each object costs a request, keeps them in packs (`journal`, `packs`), and both are read.
+An entry that cannot be read back (truncated, emptied, edited by hand) is a miss that is
+reported, never a crash.
 
 On a remote store a run's plans are answered from a listing of the cache (`StoredKeys`) where
 it reaches, rather than by a GET per look-up: an answer kept after the listing (by another run,
@@ -13,9 +16,14 @@ the run began answered (see `claims`). So a listing serves one run, never one be
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 
 from roadeval.storage.store import Store
+from roadeval.tasks.cache.journal import journal_for
+from roadeval.tasks.cache.packs import PackCatalogue, pack_catalogue
+from roadeval.tasks.cache.store_calls import call_store
+from roadeval.tasks.calls.stopping import StopSignal
 from roadeval.tasks.requests.request import CorruptCacheEntry, ModelCall, ModelRequest
 
 
@@ -50,6 +58,17 @@ class StoredKeys:
     complete: bool = False
     owed: int = LOOKUPS_PER_PAGE  # look-ups since the last page (the first lists at once)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    begun: float = field(default_factory=time.monotonic)
+    packs_read: bool = False
+
+    def packs(self) -> PackCatalogue:
+        """The store's packs, read since this listing began (once per listing: a process's
+        catalogue may be older than the run)."""
+        catalogue = pack_catalogue(self.store)
+        if not self.packs_read:
+            catalogue.refresh(self.begun)
+            self.packs_read = True
+        return catalogue
 
     def knows(self, key: str) -> bool | None:
         """Whether the cache key `key` was listed (True), was not where it would have been
@@ -84,6 +103,15 @@ def _digest(key: str) -> bytes:
         return bytes.fromhex(name)
     except ValueError:
         return name.encode()
+
+
+def stored_request_keys(store: Store) -> set[str]:
+    """Every request `store`'s cache answers, as the store says now: its entries and what its
+    packs hold."""
+    entries = {key.rsplit("/", 1)[-1].removesuffix(".json") for key in store.list(PREFIX)}
+    catalogue = PackCatalogue(store)
+    catalogue.refresh()
+    return entries | catalogue.request_keys()
 
 
 # Per store, the listing of the run whose plans use it (the latest run in this process).
@@ -122,33 +150,69 @@ class ResponseCache:
     def key(request_key: str) -> str:
         return f"{PREFIX}{request_key[:2]}/{request_key}.json"
 
-    def get(self, request_key: str) -> ModelCall | None:
-        """The stored answer to `request_key`, read from the store now."""
-        key = self.key(request_key)
+    def get(self, request_key: str, *, recent: bool = False) -> ModelCall | None:
+        """The stored answer to `request_key`, read from the store now. `recent`: it may have
+        been packed since this process last read the store's packs (a claim says it was
+        answered), so they are read again before it is called missing."""
+        looked_at = time.monotonic()
+        catalogue = pack_catalogue(self.store)
+        spot = catalogue.find(request_key)
+        if spot is None:
+            key = self.key(request_key)
+            try:
+                return self._read(self.store.get(key), request_key, self.store.location(key))
+            except FileNotFoundError:
+                if not recent or self.store.runs_inline:
+                    return None
+            catalogue.refresh(looked_at)
+            spot = catalogue.find(request_key)
+            if spot is None:
+                return None
         try:
-            data = self.store.get(key)
+            data = catalogue.entry(spot)
         except FileNotFoundError:
             return None
+        return self._read(data, request_key, self.store.location(spot.pack))
+
+    def _read(self, data: bytes, request_key: str, location: str) -> ModelCall | None:
         try:
             return ModelCall.from_cache(data, request_key)
         except CorruptCacheEntry as exc:
             with self._lock:
-                entry = CorruptEntry(request_key, self.store.location(key), str(exc))
+                entry = CorruptEntry(request_key, location, str(exc))
                 self._corrupt.setdefault(request_key, entry)
             return None
 
     def lookup(self, request: ModelRequest) -> ModelCall | None:
         """The cached answer to `request` as a plan sees it: on a remote store, as the
-        listing of the cache says where it reaches (what was kept since is the claims' to
-        find); hashes the request first (its image bytes included)."""
-        if self._listed is not None and self._listed.knows(self.key(request.key)) is False:
+        listing of the cache (and of its packs) says where it reaches (what was kept since is
+        the claims' to find); hashes the request first (its image bytes included)."""
+        if self._listed is not None and self._listed_absent(request.key, self._listed):
             return None
         return self.get(request.key)
 
+    def _listed_absent(self, request_key: str, listed: StoredKeys) -> bool:
+        """Neither in a pack read here, nor where the listing of entries says it would be."""
+        if request_key in listed.packs():
+            return False
+        return listed.knows(self.key(request_key)) is False
+
     def put(self, response: ModelCall) -> None:
-        """Keep a successful answer; errors are not cached, so the next run asks again."""
+        """Keep a successful answer as an entry of its own; errors are not cached, so the next
+        run asks again."""
         if response.ok:
             key = self.key(response.request_key)
             self.store.put(key, response.to_cache())
             if self._listed is not None:
                 self._listed.add(key)
+
+    async def keep(self, response: ModelCall, stop: StopSignal) -> None:
+        """`put`, from the event loop where answers arrive: on a remote store into this
+        process's journal (a pack with the answers arriving with it). Returns once it is kept;
+        a store failure stops the run (`call_store`)."""
+        if not response.ok:
+            return
+        if self.store.runs_inline:
+            await call_store(self.store, stop, self.put, response)
+            return
+        await journal_for(self.store).keep(response.request_key, response.to_cache(), stop)

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from roadeval.environment import tune_collector_for_run
 from roadeval.storage.part_cache import keep_written_parts
 from roadeval.storage.store import Store
+from roadeval.tasks.cache.journal import close_journals
 from roadeval.tasks.calls.authority import (
     AuthorityAddress,
     AuthorityLink,
@@ -125,6 +126,7 @@ def _serve(conn: Connection, context: WorkerContext) -> None:
             pool.submit(answer, *message)
     finally:
         pool.shutdown(wait=True)
+        run_on_gateway(close_journals())
         run_on_gateway(link.close())
 
 

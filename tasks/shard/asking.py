@@ -67,6 +67,9 @@ class Asker:
     async def _store(self, fn: Callable[..., T], *args: object) -> T:
         return await call_store(self.cache.store, self.client.stop, fn, *args)
 
+    def _recent(self, key: str) -> ModelCall | None:
+        return self.cache.get(key, recent=True)
+
     async def ask(self, request: ModelRequest) -> CallOutcome:
         """The answer to `request`, reused or paid for once."""
         cached = await self._store(self.cache.lookup, request)
@@ -127,7 +130,7 @@ class Asker:
                 if verdict.lease is not None:
                     return await self._ask_leased(request, claims, verdict.lease)
                 if verdict.kind is Kind.ANSWERED:
-                    answer = verdict.answer or await self._store(self.cache.get, request.key)
+                    answer = verdict.answer or await self._store(self._recent, request.key)
                     if answer is not None:
                         return _reused(answer, request)
                     # A claim said it answered this, and the answer does not read: ask it.
@@ -143,7 +146,7 @@ class Asker:
             outcome = await self.client.complete(request)
             final = outcome.final
             if final is not None and final.ok:
-                await self._store(self.cache.put, final)
+                await self.cache.keep(final, self.client.stop)
                 kept = True
             return outcome
         finally:
@@ -154,7 +157,7 @@ class Asker:
         outcome = await self.client.complete(request)
         final = outcome.final
         if final is not None and final.ok:
-            await self._store(self.cache.put, final)
+            await self.cache.keep(final, self.client.stop)
         return outcome
 
 

@@ -96,6 +96,12 @@ class JudgeService:
         reply = await item_judge(request)
         return reply, item_judge.calls
 
+    async def close(self) -> None:
+        """The run is over: the actor's journal of judge answers writes its index."""
+        from roadeval.tasks.cache.journal import close_journals
+
+        await close_journals()
+
     def stop(self, message: str) -> None:
         from roadeval.tasks.calls.stopping import StopReason
 

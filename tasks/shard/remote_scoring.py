@@ -41,6 +41,8 @@ if TYPE_CHECKING:
     from roadeval.tasks.calls.authority import AuthorityServer
     from roadeval.tasks.calls.gateway import ModelClient
 
+_log = logging.getLogger(__name__)
+
 # Ray's own object store, kept small: batches are items and scores (and a judged item's few
 # images), and the store spills to disk past it.
 OBJECT_STORE_BYTES = 256 * 2**20
@@ -331,7 +333,16 @@ class RemoteScoring:
 
     def close(self) -> None:
         """Disconnect from Ray if this run connected (a cluster stays up; a local Ray this run
-        started shuts down; a session's Ray, connected before the run, stays)."""
+        started shuts down; a session's Ray, connected before the run, stays). The judge's
+        actor first closes its journal of answers (its index; see `journal`)."""
+        if self._judge is not None:
+            import ray
+
+            try:
+                ray.get(self._judge.close.remote(), timeout=30)
+            except Exception as exc:  # its packs are still read, one by one
+                _log.warning("the judge's journal could not be closed: %s", exc)
+            self._judge = None
         if self._authority is not None:
             self._authority.close_from_any_thread()
             self._authority = None

@@ -21,6 +21,8 @@ import pytest
 import yaml
 
 from roadeval.benchmarks.registry import get_suite
+from roadeval.storage.store import open_store
+from roadeval.tasks.cache.responses import stored_request_keys
 
 from support.batch_server import BatchServer
 from support.cli_process import CliProcess, run_cli, start_cli, wait_until
@@ -77,7 +79,13 @@ def test_the_demo_lands_everything_in_s3_and_query_reads_it_from_elsewhere(
         assert tops[folder] > 0, (folder, tops)
     [run_id] = {key.split("/")[1] for key in keys if key.startswith("runs/")}
     assert {f"runs/{run_id}/manifest.json", f"runs/{run_id}/heartbeat.json"} <= set(keys)
-    assert any(key.startswith("cache/responses/") for key in keys)
+    # Answers are kept in packs, and every journal that wrote them was closed with its index.
+    assert any(key.startswith("cache/packs/") for key in keys)
+    journals = [key for key in keys if key.startswith("cache/journals/")]
+    opened = {key.removesuffix(".open") for key in journals if key.endswith(".open")}
+    assert opened and opened == {
+        key.removesuffix(".json") for key in journals if key.endswith(".json")
+    }
     tables = {key.split("/")[1] for key in keys if key.startswith("tables/")}
     assert {"items", "plan", "responses", "parses", "scores", "metrics", "run_events"} <= tables
 
@@ -189,7 +197,7 @@ def test_a_run_killed_mid_batch_loses_only_what_was_in_flight_and_two_resumers_p
     )
     assert recorder.killed.is_set(), first.stderr
     assert first.wait(timeout=30) == -signal.SIGKILL
-    kept = {k.rsplit("/", 1)[-1] for k in bucket_keys(s3_endpoint, bucket, "shared/cache/")}
+    kept = stored_request_keys(open_store(store))
     assert bucket_keys(s3_endpoint, bucket, "shared/cache/claims/"), "no claim record"
 
     # Two runs resume it at once, each in its own working directory.
@@ -214,7 +222,7 @@ def test_a_run_killed_mid_batch_loses_only_what_was_in_flight_and_two_resumers_p
         sent.setdefault(run, Counter())[index] += 1
     assert all(max(c.values()) == 1 for c in sent.values()), "one run sent a request twice"
     first_sent = set(sent["first"])
-    answered_before = {i for i in first_sent if f"{key_of[i]}.json" in kept}
+    answered_before = {i for i in first_sent if key_of[i] in kept}
     in_flight = first_sent - answered_before
     assert answered_before and in_flight, (answered_before, in_flight)
     assert len(in_flight) <= CONCURRENCY

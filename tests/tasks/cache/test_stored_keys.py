@@ -76,7 +76,8 @@ def test_a_plan_on_s3_reads_only_what_the_listing_says_is_there(s3_endpoint: str
 
     found = [plan.lookup(request(n)) for n in range(50)]
     assert [n for n, f in enumerate(found) if f is not None] == [1]
-    assert calls == ["ListObjectsV2", "GetObject"]  # one listing, one read of the hit
+    # One listing of the journals (their packs), one of the entries, one read of the hit.
+    assert calls == ["ListObjectsV2", "ListObjectsV2", "GetObject"]
     # Another run lists afresh (what was kept since is no older than its claims' reach).
     ResponseCache(store, run_id="20260101T000001Z-bbbbbbbb").lookup(request(2))
-    assert calls.count("ListObjectsV2") == 2
+    assert calls.count("ListObjectsV2") == 4

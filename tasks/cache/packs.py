@@ -1,0 +1,201 @@
+"""Answers kept many to an object (packs), and the catalogue a process reads them by.
+
+On a remote store every object written is a request, so a process keeps its answers in packs
+(`journal`): `cache/packs/<journal>/<n>.jsonl`, one cache entry a line, written as answers
+arrive, each pack holding what arrived while the one before was being written. A journal says
+it exists when it writes its first pack (`cache/journals/<journal>.open`) and, when its process
+closes it, where every answer of its packs is (`cache/journals/<journal>.json`), so a reader
+finds a closed journal's answers in one read and lists and reads only the packs of journals
+still open (writing now, or whose process died).
+
+A `PackCatalogue` is one process's view of a store's packs: which pack holds which request,
+loaded on first use and brought up to date when an answer is looked for and not found.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from roadeval.storage.part_cache import keep_part, part_bytes
+from roadeval.storage.store import Store
+
+PACKS = "cache/packs/"
+JOURNALS = "cache/journals/"
+OPENED = ".open"
+INDEX = ".json"
+
+
+def pack_key(journal: str, number: int) -> str:
+    return f"{PACKS}{journal}/{number:06d}.jsonl"
+
+
+def pack_body(entries: Iterable[bytes]) -> tuple[bytes, list[tuple[int, int]]]:
+    """Cache entries (one JSON object each, no newline inside) as one pack, and where each
+    entry lies in it (offset, length)."""
+    spans: list[tuple[int, int]] = []
+    parts: list[bytes] = []
+    offset = 0
+    for entry in entries:
+        spans.append((offset, len(entry)))
+        parts.append(entry)
+        offset += len(entry) + 1
+    parts.append(b"")
+    return b"\n".join(parts), spans
+
+
+def pack_entries(data: bytes) -> list[tuple[str, int, int]]:
+    """(request key, offset, length) of each entry of a pack; a line that does not read as
+    an entry is skipped (looked up, its request is then a miss, and asked again)."""
+    found: list[tuple[str, int, int]] = []
+    offset = 0
+    for line in data.split(b"\n"):
+        if line:
+            try:
+                key = json.loads(line)["request_key"]
+            except (ValueError, KeyError, TypeError):
+                key = None
+            if isinstance(key, str):
+                found.append((key, offset, len(line)))
+        offset += len(line) + 1
+    return found
+
+
+def journal_index(packs: dict[int, list[tuple[str, int, int]]]) -> bytes:
+    """A closed journal's index: per pack number, its entries (request key, offset, length)."""
+    return json.dumps({"packs": {str(n): spans for n, spans in sorted(packs.items())}}).encode()
+
+
+@dataclass(frozen=True)
+class Spot:
+    """Where an answer is: a pack and the span of its entry."""
+
+    pack: str
+    offset: int
+    length: int
+
+
+def digest(request_key: str) -> bytes:
+    """A request key as bytes (half the memory of its text)."""
+    try:
+        return bytes.fromhex(request_key)
+    except ValueError:
+        return request_key.encode()
+
+
+class PackCatalogue:
+    """Which pack of `store` holds which request, as far as this process has read them."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._spots: dict[bytes, Spot] = {}
+        self._indexed: set[str] = set()  # journals whose index was read
+        self._read: dict[str, str] = {}  # open journal -> its last pack read
+        self._lock = threading.Lock()
+        self._refreshing = threading.Lock()
+        self._loaded = False
+        self._last_refresh = float("-inf")  # monotonic time the last refresh began
+
+    def find(self, request_key: str) -> Spot | None:
+        if not self._loaded:
+            self.refresh()
+        with self._lock:
+            return self._spots.get(digest(request_key))
+
+    def __contains__(self, request_key: str) -> bool:
+        return self.find(request_key) is not None
+
+    def refresh(self, looked_at: float | None = None) -> None:
+        """Read what was packed since the last refresh: new journals' indexes, and the new
+        packs of journals still open. `looked_at` (monotonic): a refresh begun since then
+        already saw what was packed before it, so none is made."""
+        with self._refreshing:
+            if looked_at is not None and self._last_refresh >= looked_at:
+                return
+            self._last_refresh = time.monotonic()
+            listed = self.store.list(JOURNALS)
+            names = {key[len(JOURNALS) :] for key in listed}
+            for name in sorted(names):
+                if name.endswith(INDEX) and name[: -len(INDEX)] not in self._indexed:
+                    self._read_index(name[: -len(INDEX)])
+            for name in sorted(names):
+                journal = name[: -len(OPENED)]
+                closed = journal in self._indexed or f"{journal}{INDEX}" in names
+                if name.endswith(OPENED) and not closed:
+                    self._read_open(journal)
+            self._loaded = True
+
+    def _read_index(self, journal: str) -> None:
+        try:
+            body = json.loads(self.store.get(f"{JOURNALS}{journal}{INDEX}"))
+            packs = body["packs"]
+            spots = {
+                digest(key): Spot(pack_key(journal, int(n)), offset, length)
+                for n, spans in packs.items()
+                for key, offset, length in spans
+            }
+        except (FileNotFoundError, ValueError, KeyError, TypeError):
+            self._read_open(journal)  # an index that does not read: read its packs
+            return
+        with self._lock:
+            self._spots.update(spots)
+            self._indexed.add(journal)
+
+    def _read_open(self, journal: str) -> None:
+        """The packs of a journal with no index, since the last one read here."""
+        folder = f"{PACKS}{journal}/"
+        after = self._read.get(journal)
+        while True:
+            listed = self.store.list_entries(folder, start_after=after, limit=1000)
+            for entry in listed.entries:
+                try:
+                    data = self.store.get(entry.key)
+                except FileNotFoundError:
+                    continue
+                keep_part(self.store, entry.key, data, written=False)
+                spots = {
+                    digest(key): Spot(entry.key, offset, length)
+                    for key, offset, length in pack_entries(data)
+                }
+                with self._lock:
+                    self._spots.update(spots)
+                after = self._read[journal] = entry.key
+            if not listed.truncated:
+                return
+
+    def request_keys(self) -> set[str]:
+        """The requests answered in the packs read here (request keys are hex digests)."""
+        with self._lock:
+            return {found.hex() for found in self._spots}
+
+    def add(self, request_key: str, spot: Spot) -> None:
+        """An answer this process packed."""
+        with self._lock:
+            self._spots[digest(request_key)] = spot
+
+    def entry(self, spot: Spot) -> bytes:
+        """The cache entry at `spot` (its pack read once, then kept with the parts)."""
+        data = part_bytes(self.store, spot.pack)
+        return data[spot.offset : spot.offset + spot.length]
+
+
+_CATALOGUES: dict[str, PackCatalogue] = {}
+_CATALOGUES_LOCK = threading.Lock()
+
+
+def pack_catalogue(store: Store) -> PackCatalogue:
+    """This process's catalogue of `store`'s packs."""
+    with _CATALOGUES_LOCK:
+        found = _CATALOGUES.get(store.uri)
+        if found is None:
+            found = _CATALOGUES[store.uri] = PackCatalogue(store)
+        return found
+
+
+def forget_catalogues() -> None:
+    """Drop every catalogue (a test that deletes a store's objects behind its back)."""
+    with _CATALOGUES_LOCK:
+        _CATALOGUES.clear()

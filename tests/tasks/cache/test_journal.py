@@ -1,0 +1,242 @@
+"""Answers kept in packs on a remote store: what arrives while a pack is written goes into the
+next (a request per pack, not per answer), an answer's keeper returns only once its pack is in
+the store, a closed journal is read from its index and an open one pack by pack, an answer
+packed elsewhere after this process read the packs is found when a claim says it exists, and a
+process killed while a pack is being written leaves exactly the answers whose keepers returned
+(and, whole or not at all, the pack in flight).
+
+The store here is a folder that says it is remote (its operations run in threads, as S3's do):
+what is tested is the journal and the catalogue, not the wire (tests/flows/test_s3_runs.py
+runs them on moto)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from roadeval.benchmarks.output import ModelOutput
+from roadeval.storage.part_cache import forget_parts
+from roadeval.storage.store import LocalStore, StoreError
+from roadeval.tasks.cache.journal import Journal, close_journals
+from roadeval.tasks.cache.packs import JOURNALS, PACKS, forget_catalogues
+from roadeval.tasks.cache.responses import ResponseCache, stored_request_keys
+from roadeval.tasks.calls.stopping import StopSignal
+from roadeval.tasks.requests.request import ModelCall
+
+from support.cli_process import wait_until
+
+
+def key(n: int) -> str:
+    return f"{n:064x}"
+
+
+def answer(n: int) -> ModelCall:
+    return ModelCall(request_key=key(n), model="m", attempt=1, output=ModelOutput(text=f"A{n}"))
+
+
+class RemoteFolder(LocalStore):
+    """A folder whose operations run off the loop, as a remote store's do; counts its reads
+    and writes, and can hold the writes of packs until `release` is set."""
+
+    runs_inline = False
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self.gets: Counter[str] = Counter()
+        self.puts: list[str] = []
+        self.hold = threading.Event()
+        self.holding = threading.Event()  # a pack write is being held
+        self.release = threading.Event()
+        self.release.set()
+        self.fail = False
+        self.held_marker: Path | None = None  # touched when a write is held
+
+    def put(self, key: str, data: bytes) -> None:
+        if key.startswith(PACKS) and self.hold.is_set():
+            self.holding.set()
+            if self.held_marker is not None:
+                self.held_marker.touch()
+            self.release.wait(10)
+        if self.fail:
+            raise OSError(28, "No space left on device")
+        self.puts.append(key)
+        super().put(key, data)
+
+    def get(self, key: str) -> bytes:
+        self.gets[key.split("/")[1]] += 1
+        return super().get(key)
+
+
+@pytest.fixture(autouse=True)
+def cold_process() -> None:
+    forget_catalogues()
+    forget_parts()
+
+
+def test_answers_arriving_while_a_pack_is_written_go_together_into_the_next(
+    tmp_path: Path,
+) -> None:
+    store = RemoteFolder(tmp_path / "store")
+    cache, stop = ResponseCache(store), StopSignal()
+    store.hold.set()
+    store.release.clear()
+
+    async def scenario() -> list[int]:
+        first = asyncio.ensure_future(cache.keep(answer(0), stop))
+        await asyncio.to_thread(store.holding.wait, 10)  # the first pack is being written
+        rest = [asyncio.ensure_future(cache.keep(answer(n), stop)) for n in range(1, 51)]
+        await asyncio.sleep(0.05)
+        # Nobody's answer is kept yet, so no keeper has returned.
+        assert not first.done() and not any(task.done() for task in rest)
+        store.hold.clear()
+        store.release.set()
+        await asyncio.gather(first, *rest)
+        await close_journals()
+        return [len(body.splitlines()) for body in _packs(store)]
+
+    sizes = asyncio.run(scenario())
+    assert sizes == [1, 50]  # two requests for 51 answers
+    opened = [k for k in store.puts if k.startswith(JOURNALS)]
+    assert len(opened) == 2 and opened[0].endswith(".open") and opened[1].endswith(".json")
+    # A reader in another process finds each answer, whole.
+    forget_catalogues()
+    forget_parts()
+    reader = ResponseCache(store)
+    assert [reader.get(key(n)) for n in (0, 37)] == [
+        ModelCall.from_cache(answer(n).to_cache(), key(n)) for n in (0, 37)
+    ]
+
+
+def _packs(store: LocalStore) -> list[bytes]:
+    return [store.get(k) for k in store.list(PACKS)]
+
+
+def test_a_closed_journal_is_read_from_its_index_and_an_open_one_pack_by_pack(
+    tmp_path: Path,
+) -> None:
+    store = RemoteFolder(tmp_path / "store")
+    stop = StopSignal()
+
+    async def write() -> None:
+        closed, left_open = Journal(store), Journal(store)
+        for n in range(6):
+            await closed.keep(key(n), answer(n).to_cache(), stop)
+        for n in range(6, 9):
+            await left_open.keep(key(n), answer(n).to_cache(), stop)
+        await closed.close()  # the other one's process died
+
+    asyncio.run(write())
+    forget_catalogues()
+    forget_parts()
+    store.gets.clear()
+    assert stored_request_keys(store) == {key(n) for n in range(9)}
+    # The closed journal: its index, none of its six packs; the open one: its three packs.
+    assert store.gets == Counter({"journals": 1, "packs": 3})
+    cache = ResponseCache(store)
+    found = [cache.get(key(n)) for n in range(10)]
+    assert [f.output.text if f else None for f in found] == [*(f"A{n}" for n in range(9)), None]
+
+
+def test_an_answer_packed_elsewhere_since_the_packs_were_read_is_found_when_recent(
+    tmp_path: Path,
+) -> None:
+    store = RemoteFolder(tmp_path / "store")
+    cache = ResponseCache(store)
+    assert cache.get(key(1)) is None  # the packs are read: there are none
+    script = (
+        "import asyncio, sys\n"
+        "from roadeval.storage.store import LocalStore\n"
+        "from roadeval.tasks.cache.journal import Journal\n"
+        "from roadeval.tasks.calls.stopping import StopSignal\n"
+        "store = LocalStore(__import__('pathlib').Path(sys.argv[1]))\n"
+        "asyncio.run(Journal(store).keep(sys.argv[2], sys.stdin.buffer.read(), StopSignal()))\n"
+    )
+    subprocess.run(
+        [sys.executable, "-c", script, str(store.root), key(1)],
+        input=answer(1).to_cache(),
+        check=True,
+    )
+    # A plan's look-up stands by what it read; a claim's word that it was answered does not.
+    assert cache.get(key(1)) is None
+    recent = cache.get(key(1), recent=True)
+    assert recent is not None and recent.output.text == "A1"
+
+
+def test_a_store_that_fails_stops_the_run_and_fails_every_keeper_of_the_pack(
+    tmp_path: Path,
+) -> None:
+    store = RemoteFolder(tmp_path / "store")
+    store.fail = True
+    cache, stop = ResponseCache(store), StopSignal()
+
+    async def scenario() -> list[BaseException | None]:
+        results = await asyncio.gather(
+            *(cache.keep(answer(n), stop) for n in range(3)), return_exceptions=True
+        )
+        return [r if isinstance(r, BaseException) else None for r in results]
+
+    errors = asyncio.run(scenario())
+    assert all(isinstance(e, StoreError) and "No space left" in str(e) for e in errors), errors
+    assert stop.requested and stop.reason is not None and stop.reason.status == "failed"
+
+
+def test_a_process_killed_while_a_pack_is_written_leaves_what_its_keepers_were_told(
+    tmp_path: Path,
+) -> None:
+    """The journal's promise under SIGKILL: every answer whose keeper returned is in the store;
+    of the others (in flight: their askers still held their slots and claims) a pack is there
+    whole or not at all."""
+    root = tmp_path / "store"
+    returned, held = tmp_path / "returned", tmp_path / "held"
+    script = f"""
+import asyncio, os, sys, time
+sys.path[:0] = [{str(Path(__file__).parent)!r}, {str(Path(__file__).parents[2])!r}]
+from test_journal import RemoteFolder, answer
+from roadeval.tasks.cache.responses import ResponseCache
+from roadeval.tasks.calls.stopping import StopSignal
+
+store = RemoteFolder(__import__('pathlib').Path({str(root)!r}))
+store.held_marker = __import__('pathlib').Path({str(held)!r})
+cache, stop = ResponseCache(store), StopSignal()
+out = open({str(returned)!r}, 'w')
+
+async def keep(n):
+    await asyncio.sleep(n * 0.002)
+    if n == 120:
+        store.hold.set()  # from here on, a pack's write never ends: the kill lands in it
+        store.release.clear()
+    await cache.keep(answer(n), stop)
+    out.write(f'{{n}}\\n')
+    out.flush()
+
+async def main():
+    await asyncio.gather(*(keep(n) for n in range(200)))
+
+asyncio.run(main())
+"""
+    process = subprocess.Popen([sys.executable, "-c", script], cwd=tmp_path, start_new_session=True)
+    try:
+        wait_until(
+            lambda: held.exists() or process.poll() is not None, timeout=30, what="a held write"
+        )
+        assert process.poll() is None, "the writer ended before its pack was held"
+        time.sleep(0.3)  # the keepers of every pack written before it have been told
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+    told = {key(int(n)) for n in returned.read_text().split()}
+    kept = stored_request_keys(LocalStore(root))
+    # Kept: exactly what keepers were told; the held pack and those after it: nothing of them.
+    assert kept == told
+    assert key(0) in told and 100 <= len(told) < 200
+    for body in _packs(LocalStore(root)):
+        assert all(line.startswith(b"{") and line.endswith(b"}") for line in body.splitlines())
