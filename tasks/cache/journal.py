@@ -60,12 +60,16 @@ class Journal:
         self._waiting: list[_Waiting] = []
         self._writer: asyncio.Future[None] | None = None
         self._opened = False
+        self._closed = False
         self._written = 0
         self._packs: dict[int, list[tuple[str, int, int]]] = {}
 
     async def keep(self, request_key: str, entry: bytes, stop: StopSignal) -> None:
         """Write `entry` (the cache entry of `request_key`) into the next pack; returns when it
         is in the store. A store failure stops the run (`call_store`) and is raised here."""
+        if self._closed:  # closed while its caller held it: the loop's next journal keeps it
+            await journal_for(self.store).keep(request_key, entry, stop)
+            return
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiting.append((request_key, entry, future, stop))
         if self._writer is None or self._writer.done():
@@ -112,6 +116,7 @@ class Journal:
     async def close(self) -> None:
         """Once every answer waiting is written: the index, so readers need not list the
         packs. A failure is logged: the packs are read one by one instead."""
+        self._closed = True  # what is kept from now on goes to a journal of its own
         while self._writer is not None and not self._writer.done():
             await asyncio.wait([self._writer])
         if not self._packs:
@@ -143,7 +148,8 @@ def journals_open() -> bool:
 
 
 async def close_journals() -> None:
-    """Close this loop's journals (a run's answers are all kept): each writes its index."""
+    """Close this loop's journals (a run's answers are all kept): each writes its index. An
+    answer kept later opens a new journal."""
     journals = _JOURNALS.pop(asyncio.get_running_loop(), {})
     for journal in journals.values():
         await journal.close()

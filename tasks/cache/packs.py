@@ -69,9 +69,10 @@ def journal_index(packs: dict[int, list[tuple[str, int, int]]]) -> bytes:
     return json.dumps({"packs": {str(n): spans for n, spans in sorted(packs.items())}}).encode()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Spot:
-    """Where an answer is: a pack and the span of its entry."""
+    """Where an answer is: a pack and the span of its entry (one per answer a process has
+    read of: slots keep it small)."""
 
     pack: str
     offset: int
@@ -101,7 +102,9 @@ class PackCatalogue:
 
     def find(self, request_key: str) -> Spot | None:
         if not self._loaded:
-            self.refresh()
+            with self._refreshing:
+                if not self._loaded:  # one first reading, however many threads look at once
+                    self._refresh()
         with self._lock:
             return self._spots.get(digest(request_key))
 
@@ -113,20 +116,21 @@ class PackCatalogue:
         packs of journals still open. `looked_at` (monotonic): a refresh begun since then
         already saw what was packed before it, so none is made."""
         with self._refreshing:
-            if looked_at is not None and self._last_refresh >= looked_at:
-                return
-            self._last_refresh = time.monotonic()
-            listed = self.store.list(JOURNALS)
-            names = {key[len(JOURNALS) :] for key in listed}
-            for name in sorted(names):
-                if name.endswith(INDEX) and name[: -len(INDEX)] not in self._indexed:
-                    self._read_index(name[: -len(INDEX)])
-            for name in sorted(names):
-                journal = name[: -len(OPENED)]
-                closed = journal in self._indexed or f"{journal}{INDEX}" in names
-                if name.endswith(OPENED) and not closed:
-                    self._read_open(journal)
-            self._loaded = True
+            if looked_at is None or self._last_refresh < looked_at:
+                self._refresh()
+
+    def _refresh(self) -> None:
+        self._last_refresh = time.monotonic()
+        names = {key[len(JOURNALS) :] for key in self.store.list(JOURNALS)}
+        for name in sorted(names):
+            if name.endswith(INDEX) and name[: -len(INDEX)] not in self._indexed:
+                self._read_index(name[: -len(INDEX)])
+        for name in sorted(names):
+            journal = name[: -len(OPENED)]
+            closed = journal in self._indexed or f"{journal}{INDEX}" in names
+            if name.endswith(OPENED) and not closed:
+                self._read_open(journal)
+        self._loaded = True
 
     def _read_index(self, journal: str) -> None:
         try:

@@ -26,7 +26,7 @@ import pytest
 from roadeval.benchmarks.output import ModelOutput
 from roadeval.storage.part_cache import forget_parts
 from roadeval.storage.store import LocalStore, StoreError
-from roadeval.tasks.cache.journal import Journal, close_journals
+from roadeval.tasks.cache.journal import Journal, close_journals, journal_for
 from roadeval.tasks.cache.packs import JOURNALS, PACKS, forget_catalogues
 from roadeval.tasks.cache.responses import ResponseCache, stored_request_keys
 from roadeval.tasks.calls.stopping import StopSignal
@@ -144,6 +144,28 @@ def test_a_closed_journal_is_read_from_its_index_and_an_open_one_pack_by_pack(
     cache = ResponseCache(store)
     found = [cache.get(key(n)) for n in range(10)]
     assert [f.output.text if f else None for f in found] == [*(f"A{n}" for n in range(9)), None]
+
+
+def test_an_answer_kept_as_its_journal_closes_goes_to_a_journal_whose_index_has_it(
+    tmp_path: Path,
+) -> None:
+    store = RemoteFolder(tmp_path / "store")
+    stop = StopSignal()
+
+    async def scenario() -> None:
+        journal = journal_for(store)
+        await journal.keep(key(0), answer(0).to_cache(), stop)
+        await close_journals()
+        await journal.keep(key(1), answer(1).to_cache(), stop)  # a caller that held it
+        await close_journals()
+
+    asyncio.run(scenario())
+    indexes = [k for k in store.list(JOURNALS) if k.endswith(".json")]
+    assert len(indexes) == 2
+    forget_catalogues()
+    store.gets.clear()
+    assert stored_request_keys(store) == {key(0), key(1)}
+    assert store.gets == Counter({"journals": 2})  # found from the indexes alone
 
 
 def test_an_answer_packed_elsewhere_since_the_packs_were_read_is_found_when_recent(
