@@ -21,16 +21,14 @@ from datetime import UTC, datetime
 
 from roadeval.storage.part_cache import keep_part
 from roadeval.storage.store import Store
-from roadeval.tasks.cache.packs import (
-    INDEX,
+from roadeval.tasks.cache.pack_indexes import (
     JOURNALS,
     OPENED,
-    Spot,
-    journal_index,
-    pack_body,
-    pack_catalogue,
-    pack_key,
+    AnswerIndex,
+    fold_indexes,
+    index_name,
 )
+from roadeval.tasks.cache.packs import Spot, journal_index, pack_body, pack_catalogue, pack_key
 from roadeval.tasks.cache.store_calls import call_store
 from roadeval.tasks.calls.stopping import StopSignal
 
@@ -121,11 +119,15 @@ class Journal:
             await asyncio.wait([self._writer])
         if not self._packs:
             return
-        index = journal_index(self._packs)
+        index = journal_index(self.name, self._packs)
         try:
-            await asyncio.to_thread(self.store.put, f"{JOURNALS}{self.name}{INDEX}", index)
+            await asyncio.to_thread(self._write_index, index)
         except Exception as exc:
             _log.warning("the index of journal %s could not be written: %s", self.name, exc)
+
+    def _write_index(self, index: AnswerIndex) -> None:
+        self.store.put(index_name(self.name), index.to_json())
+        fold_indexes(self.store)
 
 
 # Per event loop (the gateway's, or a test's), per store.

@@ -4,9 +4,10 @@ On a remote store every object written is a request, so a process keeps its answ
 (`journal`): `cache/packs/<journal>/<n>.jsonl`, one cache entry a line, written as answers
 arrive, each pack holding what arrived while the one before was being written. A journal says
 it exists when it writes its first pack (`cache/journals/<journal>.open`) and, when its process
-closes it, where every answer of its packs is (`cache/journals/<journal>.json`), so a reader
-finds a closed journal's answers in one read and lists and reads only the packs of journals
-still open (writing now, or whose process died).
+closes it, where every answer of its packs is (`cache/journals/<journal>.json`, folded with
+others as they accumulate: `pack_indexes`), so a reader finds closed journals' answers in a few
+reads and lists and reads only the packs of journals still open (writing now, or whose process
+died).
 
 A `PackCatalogue` is one process's view of a store's packs: which pack holds which request,
 loaded on first use and brought up to date when an answer is looked for and not found.
@@ -15,6 +16,7 @@ loaded on first use and brought up to date when an answer is looked for and not 
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 from collections.abc import Iterable
@@ -22,11 +24,13 @@ from dataclasses import dataclass
 
 from roadeval.storage.part_cache import keep_part, part_bytes
 from roadeval.storage.store import Store
+from roadeval.tasks.cache.pack_indexes import INDEX, JOURNALS, OPENED, AnswerIndex, index_name
+
+_log = logging.getLogger(__name__)
 
 PACKS = "cache/packs/"
-JOURNALS = "cache/journals/"
-OPENED = ".open"
-INDEX = ".json"
+# Listings of the journals in one refresh at most, when indexes are folded away under it.
+_LISTINGS = 3
 
 
 def pack_key(journal: str, number: int) -> str:
@@ -64,9 +68,16 @@ def pack_entries(data: bytes) -> list[tuple[str, int, int]]:
     return found
 
 
-def journal_index(packs: dict[int, list[tuple[str, int, int]]]) -> bytes:
+def journal_index(journal: str, packs: dict[int, list[tuple[str, int, int]]]) -> AnswerIndex:
     """A closed journal's index: per pack number, its entries (request key, offset, length)."""
-    return json.dumps({"packs": {str(n): spans for n, spans in sorted(packs.items())}}).encode()
+    numbers = sorted(packs)
+    entries = tuple(
+        (key, position, offset, length)
+        for position, number in enumerate(numbers)
+        for key, offset, length in packs[number]
+    )
+    keys = tuple(pack_key(journal, number) for number in numbers)
+    return AnswerIndex((journal,), keys, entries)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +104,8 @@ class PackCatalogue:
     def __init__(self, store: Store) -> None:
         self.store = store
         self._spots: dict[bytes, Spot] = {}
-        self._indexed: set[str] = set()  # journals whose index was read
+        self._indexes: set[str] = set()  # indexes read (by name)
+        self._covered: set[str] = set()  # journals an index read holds whole
         self._read: dict[str, str] = {}  # open journal -> its last pack read
         self._lock = threading.Lock()
         self._refreshing = threading.Lock()
@@ -121,32 +133,42 @@ class PackCatalogue:
 
     def _refresh(self) -> None:
         self._last_refresh = time.monotonic()
-        names = {key[len(JOURNALS) :] for key in self.store.list(JOURNALS)}
-        for name in sorted(names):
-            if name.endswith(INDEX) and name[: -len(INDEX)] not in self._indexed:
-                self._read_index(name[: -len(INDEX)])
+        for _ in range(_LISTINGS):
+            names = {key[len(JOURNALS) :] for key in self.store.list(JOURNALS)}
+            unread = sorted(
+                name[: -len(INDEX)]
+                for name in names
+                if name.endswith(INDEX) and name[: -len(INDEX)] not in self._indexes
+            )
+            if all([self._read_index(name) for name in unread]):
+                break  # else one was folded away meanwhile: the listing shows its successor
         for name in sorted(names):
             journal = name[: -len(OPENED)]
-            closed = journal in self._indexed or f"{journal}{INDEX}" in names
-            if name.endswith(OPENED) and not closed:
+            if name.endswith(OPENED) and journal not in self._covered:
                 self._read_open(journal)
         self._loaded = True
 
-    def _read_index(self, journal: str) -> None:
+    def _read_index(self, name: str) -> bool:
+        """Read the index `name`; False if it is gone (folded into another)."""
         try:
-            body = json.loads(self.store.get(f"{JOURNALS}{journal}{INDEX}"))
-            packs = body["packs"]
-            spots = {
-                digest(key): Spot(pack_key(journal, int(n)), offset, length)
-                for n, spans in packs.items()
-                for key, offset, length in spans
-            }
-        except (FileNotFoundError, ValueError, KeyError, TypeError):
-            self._read_open(journal)  # an index that does not read: read its packs
-            return
+            index = AnswerIndex.from_json(self.store.get(index_name(name)))
+        except FileNotFoundError:
+            return False
+        except ValueError as exc:
+            # Its journal's packs are read instead (a merged index's journals are lost to
+            # look-ups: their answers are asked again).
+            _log.warning("%s: %s", self.store.location(index_name(name)), exc)
+            self._indexes.add(name)
+            return True
+        spots = {
+            digest(key): Spot(index.packs[pack], offset, length)
+            for key, pack, offset, length in index.entries
+        }
         with self._lock:
             self._spots.update(spots)
-            self._indexed.add(journal)
+        self._indexes.add(name)
+        self._covered.update(index.journals)
+        return True
 
     def _read_open(self, journal: str) -> None:
         """The packs of a journal with no index, since the last one read here."""

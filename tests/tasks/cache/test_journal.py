@@ -26,7 +26,9 @@ import pytest
 from roadeval.benchmarks.output import ModelOutput
 from roadeval.storage.part_cache import forget_parts
 from roadeval.storage.store import LocalStore, StoreError
+from roadeval.tasks.cache import pack_indexes
 from roadeval.tasks.cache.journal import Journal, close_journals, journal_for
+from roadeval.tasks.cache.pack_indexes import FAN_IN
 from roadeval.tasks.cache.packs import JOURNALS, PACKS, forget_catalogues
 from roadeval.tasks.cache.responses import ResponseCache, stored_request_keys
 from roadeval.tasks.calls.stopping import StopSignal
@@ -262,3 +264,79 @@ asyncio.run(main())
     assert key(0) in told and 100 <= len(told) < 200
     for body in _packs(LocalStore(root)):
         assert all(line.startswith(b"{") and line.endswith(b"}") for line in body.splitlines())
+
+
+def _close_journals_keeping(store: RemoteFolder, first: int, count: int) -> None:
+    """`count` journals, one after another, each keeping two answers and closing."""
+    stop = StopSignal()
+
+    async def scenario() -> None:
+        for n in range(first, first + 2 * count, 2):
+            journal = Journal(store)
+            await journal.keep(key(n), answer(n).to_cache(), stop)
+            await journal.keep(key(n + 1), answer(n + 1).to_cache(), stop)
+            await journal.close()
+
+    asyncio.run(scenario())
+
+
+def _index_names(store: LocalStore) -> list[str]:
+    return [k.removeprefix(JOURNALS) for k in store.list(JOURNALS)]
+
+
+def test_closed_journals_indexes_are_folded_so_that_a_reader_reads_a_few(tmp_path: Path) -> None:
+    store = RemoteFolder(tmp_path / "store")
+    _close_journals_keeping(store, 0, FAN_IN - 1)
+    assert len(_index_names(store)) == 2 * (FAN_IN - 1)  # each journal's .open and .json
+    _close_journals_keeping(store, 100, 1)  # the FAN_IN-th: its closer folds them all
+    [merged] = _index_names(store)
+    assert merged.startswith("merged-1-") and merged.endswith(".json")
+    asyncio.run(_keep_one_open(store, 500))  # and one journal is left open
+    forget_catalogues()
+    forget_parts()
+    store.gets.clear()
+    every = {key(n) for n in (*range(2 * (FAN_IN - 1)), 100, 101, 500)}
+    assert stored_request_keys(store) == every
+    assert store.gets == Counter({"journals": 1, "packs": 1})  # the merged index, the open pack
+    folded = ResponseCache(store).get(key(7))
+    assert folded is not None and folded.output.text == "A7"
+
+
+async def _keep_one_open(store: LocalStore, n: int) -> None:
+    await Journal(store).keep(key(n), answer(n).to_cache(), StopSignal())
+
+
+def test_folding_goes_up_a_tier_when_a_tier_fills(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pack_indexes, "FAN_IN", 2)
+    store = RemoteFolder(tmp_path / "store")
+    _close_journals_keeping(store, 0, 4)  # 2 + 2 journals -> two tier-1 -> one tier-2
+    [merged] = _index_names(store)
+    assert merged.startswith("merged-2-")
+    forget_catalogues()
+    assert stored_request_keys(store) == {key(n) for n in range(8)}
+
+
+def test_an_index_folded_away_while_a_reader_lists_is_found_in_its_successor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pack_indexes, "FAN_IN", 2)
+    store = RemoteFolder(tmp_path / "store")
+    _close_journals_keeping(store, 0, 1)  # one journal's index: under the fan-in
+
+    class FoldingUnderIt(RemoteFolder):
+        """Another closer folds the indexes just as this reader goes to read one."""
+
+        folded = False
+
+        def get(self, key: str) -> bytes:
+            if key.startswith(JOURNALS) and not self.folded:
+                self.folded = True
+                _close_journals_keeping(store, 100, 1)  # the second closes, and folds
+            return super().get(key)
+
+    reader = FoldingUnderIt(store.root)
+    forget_catalogues()
+    assert stored_request_keys(reader) == {key(n) for n in (0, 1, 100, 101)}
+    assert reader.gets["packs"] == 0  # found in the merged index, no pack read
