@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 import time
 from collections.abc import Iterable
@@ -51,9 +52,13 @@ def pack_body(entries: Iterable[bytes]) -> tuple[bytes, list[tuple[int, int]]]:
     return b"\n".join(parts), spans
 
 
+_NAMED_KEY = re.compile(rb'"request_key":\s*"([^"]+)"')
+
+
 def pack_entries(data: bytes) -> list[tuple[str, int, int]]:
-    """(request key, offset, length) of each entry of a pack; a line that does not read as
-    an entry is skipped (looked up, its request is then a miss, and asked again)."""
+    """(request key, offset, length) of each entry of a pack. A line that does not read as an
+    entry but still names its request is kept, so that a look-up reads it and reports it
+    corrupt (a miss, asked again); one that names none is skipped."""
     found: list[tuple[str, int, int]] = []
     offset = 0
     for line in data.split(b"\n"):
@@ -61,7 +66,8 @@ def pack_entries(data: bytes) -> list[tuple[str, int, int]]:
             try:
                 key = json.loads(line)["request_key"]
             except (ValueError, KeyError, TypeError):
-                key = None
+                named = _NAMED_KEY.search(line)
+                key = named.group(1).decode(errors="replace") if named else None
             if isinstance(key, str):
                 found.append((key, offset, len(line)))
         offset += len(line) + 1

@@ -340,3 +340,25 @@ def test_an_index_folded_away_while_a_reader_lists_is_found_in_its_successor(
     forget_catalogues()
     assert stored_request_keys(reader) == {key(n) for n in (0, 1, 100, 101)}
     assert reader.gets["packs"] == 0  # found in the merged index, no pack read
+
+
+def test_a_broken_line_in_an_open_journals_pack_is_a_reported_miss(tmp_path: Path) -> None:
+    store = RemoteFolder(tmp_path / "store")
+    stop = StopSignal()
+
+    async def keep_three() -> None:
+        journal = Journal(store)  # never closed: read pack by pack
+        await asyncio.gather(*(journal.keep(key(n), answer(n).to_cache(), stop) for n in range(3)))
+
+    asyncio.run(keep_three())
+    [pack] = store.list(PACKS)
+    lines = store.get(pack).split(b"\n")
+    lines[1] = lines[1][:100]  # cut off mid-entry, its request key still legible
+    store.put(pack, b"\n".join(lines))
+    forget_catalogues()
+    forget_parts()
+    cache = ResponseCache(store)
+    assert cache.get(key(1)) is None
+    assert [c.output.text for c in (cache.get(key(0)), cache.get(key(2))) if c] == ["A0", "A2"]
+    [corrupt] = cache.corrupt
+    assert corrupt.request_key == key(1) and pack in corrupt.location
