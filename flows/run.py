@@ -467,7 +467,7 @@ class _Run:
         from roadeval.tasks.results.estimate import worst_case_left
 
         judge_spec = self.engines.judge.spec if self.engines.judge is not None else None
-        cache = ResponseCache(self.context.store)
+        cache = ResponseCache(self.context.store, run_id=self.context.run_id)
         return worst_case_left(self.plans, cache, judge_spec, self.context.run_id)
 
     def _land_metrics(

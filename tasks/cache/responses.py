@@ -139,6 +139,8 @@ class ResponseCache:
         # A folder's look-ups cost a syscall each: no listing there.
         listed = run_id is not None and not store.runs_inline
         self._listed = stored_keys(store, run_id) if listed and run_id else None
+        self._made = time.monotonic()
+        self._packs_read = False
 
     @property
     def corrupt(self) -> list[CorruptEntry]:
@@ -155,7 +157,7 @@ class ResponseCache:
         been packed since this process last read the store's packs (a claim says it was
         answered), so they are read again before it is called missing."""
         looked_at = time.monotonic()
-        catalogue = pack_catalogue(self.store)
+        catalogue = self._packs()
         spot = catalogue.find(request_key)
         if spot is None:
             key = self.key(request_key)
@@ -173,6 +175,17 @@ class ResponseCache:
         except FileNotFoundError:
             return None
         return self._read(data, request_key, self.store.location(spot.pack))
+
+    def _packs(self) -> PackCatalogue:
+        """The store's packs as read since this run's listing began (a process may run many
+        runs, and its catalogue be older than this one), or since this cache was made."""
+        if self._listed is not None:
+            return self._listed.packs()
+        catalogue = pack_catalogue(self.store)
+        if not self._packs_read:
+            catalogue.refresh(self._made)
+            self._packs_read = True
+        return catalogue
 
     def _read(self, data: bytes, request_key: str, location: str) -> ModelCall | None:
         try:

@@ -87,7 +87,7 @@ class JudgeService:
         link = AuthorityLink(authority, stop) if authority is not None else None
         clients = ClientBuilder(run_id, stop, redact, link=link, budgeted=budgeted)
         self.client = clients.client(spec)
-        self.asker = asker_for(self.client, ResponseCache(store), store, run_id)
+        self.asker = asker_for(self.client, ResponseCache(store, run_id), store, run_id)
 
     async def judge(self, request: JudgeRequest, item: Item) -> tuple[JudgeReply, list[ModelCall]]:
         from roadeval.tasks.shard.judge import ItemJudge

@@ -79,7 +79,7 @@ def run_shard(
     cluster, when there is one), then publish the shard's rows at once. An item whose
     baseline outcome is reused whole is neither asked nor scored: its rows are copied."""
     shard = plan.shard
-    cache = ResponseCache(store)
+    cache = ResponseCache(store, run_id=shard.run_id)
     asker = asker_for(shard.client, cache, store, shard.run_id, offline=shard.rescore)
     judged = judge is not None and shard.suite.uses_judge
     judge_asker = (

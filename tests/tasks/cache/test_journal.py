@@ -362,3 +362,33 @@ def test_a_broken_line_in_an_open_journals_pack_is_a_reported_miss(tmp_path: Pat
     assert [c.output.text for c in (cache.get(key(0)), cache.get(key(2))) if c] == ["A0", "A2"]
     [corrupt] = cache.corrupt
     assert corrupt.request_key == key(1) and pack in corrupt.location
+
+
+def test_a_process_that_runs_again_reads_what_was_packed_since_its_last_run(
+    tmp_path: Path,
+) -> None:
+    """A long-lived process (a server that runs panels, a test session): its catalogue of
+    packs was read in an earlier run; a later run's look-ups see what was packed in between."""
+    store = RemoteFolder(tmp_path / "store")
+    assert ResponseCache(store, run_id="20260101T000000Z-aaaaaaaa").get(key(1)) is None
+    _pack_elsewhere(store, 1)
+    for cache in (ResponseCache(store, run_id="20260101T010000Z-bbbbbbbb"), ResponseCache(store)):
+        found = cache.get(key(1))
+        assert found is not None and found.output.text == "A1"
+
+
+def _pack_elsewhere(store: LocalStore, n: int) -> None:
+    """Another process packs the answer to request `n` (its journal left open)."""
+    script = (
+        "import asyncio, sys\n"
+        "from roadeval.storage.store import LocalStore\n"
+        "from roadeval.tasks.cache.journal import Journal\n"
+        "from roadeval.tasks.calls.stopping import StopSignal\n"
+        "store = LocalStore(__import__('pathlib').Path(sys.argv[1]))\n"
+        "asyncio.run(Journal(store).keep(sys.argv[2], sys.stdin.buffer.read(), StopSignal()))\n"
+    )
+    subprocess.run(
+        [sys.executable, "-c", script, str(store.root), key(n)],
+        input=answer(n).to_cache(),
+        check=True,
+    )
