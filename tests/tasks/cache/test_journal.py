@@ -176,19 +176,7 @@ def test_an_answer_packed_elsewhere_since_the_packs_were_read_is_found_when_rece
     store = RemoteFolder(tmp_path / "store")
     cache = ResponseCache(store)
     assert cache.get(key(1)) is None  # the packs are read: there are none
-    script = (
-        "import asyncio, sys\n"
-        "from roadeval.storage.store import LocalStore\n"
-        "from roadeval.tasks.cache.journal import Journal\n"
-        "from roadeval.tasks.calls.stopping import StopSignal\n"
-        "store = LocalStore(__import__('pathlib').Path(sys.argv[1]))\n"
-        "asyncio.run(Journal(store).keep(sys.argv[2], sys.stdin.buffer.read(), StopSignal()))\n"
-    )
-    subprocess.run(
-        [sys.executable, "-c", script, str(store.root), key(1)],
-        input=answer(1).to_cache(),
-        check=True,
-    )
+    _pack_elsewhere(store, 1)
     # A plan's look-up stands by what it read; a claim's word that it was answered does not.
     assert cache.get(key(1)) is None
     recent = cache.get(key(1), recent=True)
