@@ -4,8 +4,8 @@
 then, so a crash still loses only what was in flight). While a pack is being written, the
 answers that arrive wait and go together into the next: the store takes one request per pack
 however fast the answers come, and an answer that arrives alone is written alone at once.
-`close` writes the journal's index (see `packs`); a journal never closed (its process died) is
-read pack by pack.
+`close` writes the journal's index and folds the store's indexes as they accumulate (see
+`packs`, `pack_indexes`); a journal never closed (its process died) is read pack by pack.
 """
 
 from __future__ import annotations
