@@ -189,6 +189,15 @@ def _session_members(session: int) -> list[int]:
     return members
 
 
+def _command_line(pid: int) -> bytes:
+    """A process's command line; empty once it is exiting (its memory already given back, as
+    a process killed with the command is a moment after it) or gone."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except (FileNotFoundError, ProcessLookupError):
+        return b""
+
+
 def _run_command(tmp_path: Path, panel: Path) -> tuple[int, list[bytes]]:
     """`roadeval run` by the console script in a session of its own: its exit code, and the
     command lines of its session's processes still alive when it has exited.
@@ -208,7 +217,7 @@ def _run_command(tmp_path: Path, panel: Path) -> tuple[int, list[bytes]]:
         code = command.wait(timeout=180)
 
     def alive() -> list[bytes]:
-        return [Path(f"/proc/{pid}/cmdline").read_bytes() for pid in _session_members(command.pid)]
+        return [cmd for pid in _session_members(command.pid) if (cmd := _command_line(pid))]
 
     left = [cmd for cmd in alive() if b"resource_tracker" not in cmd]
     if not left:
