@@ -55,6 +55,7 @@ class Journal:
         self.store = store
         self.name = _journal_name()
         self._catalogue = pack_catalogue(store)
+        self._catalogue.mine(self.name)
         self._waiting: list[_Waiting] = []
         self._writer: asyncio.Future[None] | None = None
         self._opened = False

@@ -203,6 +203,11 @@ class PackCatalogue:
         with self._lock:
             return {found.hex() for found in self._spots}
 
+    def mine(self, journal: str) -> None:
+        """`journal` is this process's: what it packs is `add`ed here, never read back."""
+        with self._refreshing:
+            self._covered.add(journal)
+
     def add(self, request_key: str, spot: Spot) -> None:
         """An answer this process packed."""
         with self._lock:

@@ -380,3 +380,21 @@ def _pack_elsewhere(store: LocalStore, n: int) -> None:
         input=answer(n).to_cache(),
         check=True,
     )
+
+
+def test_a_process_never_reads_back_the_packs_it_wrote(tmp_path: Path) -> None:
+    store = RemoteFolder(tmp_path / "store")
+    stop = StopSignal()
+
+    async def keep_two() -> None:
+        journal = Journal(store)  # open while the reader below looks
+        for n in range(2):
+            await journal.keep(key(n), answer(n).to_cache(), stop)
+
+    asyncio.run(keep_two())
+    store.gets.clear()
+    cache = ResponseCache(store)
+    assert cache.get(key(9), recent=True) is None  # a refresh: lists, reads no pack of its own
+    found = cache.get(key(1))
+    assert found is not None and found.output.text == "A1"
+    assert store.gets["packs"] == 0  # its bytes were kept as they were written
