@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from roadeval.storage.store import Store
 from roadeval.tasks.cache.journal import journal_for
-from roadeval.tasks.cache.packs import PackCatalogue, pack_catalogue
+from roadeval.tasks.cache.packs import PackCatalogue, digest, pack_catalogue
 from roadeval.tasks.cache.store_calls import call_store
 from roadeval.tasks.calls.stopping import StopSignal
 from roadeval.tasks.requests.request import CorruptCacheEntry, ModelCall, ModelRequest
@@ -96,19 +96,20 @@ class StoredKeys:
         self.complete = not listed.truncated
 
 
+def _request_key(key: str) -> str:
+    """The request key a cache entry's key names (`cache/responses/<xx>/<key>.json`)."""
+    return key.rsplit("/", 1)[-1].removesuffix(".json")
+
+
 def _digest(key: str) -> bytes:
-    """A cache key as its request key's bytes (half the memory of the text)."""
-    name = key.rsplit("/", 1)[-1].removesuffix(".json")
-    try:
-        return bytes.fromhex(name)
-    except ValueError:
-        return name.encode()
+    """A cache entry's key as its request key's bytes (half the memory of the text)."""
+    return digest(_request_key(key))
 
 
 def stored_request_keys(store: Store) -> set[str]:
     """Every request `store`'s cache answers, as the store says now: its entries and what its
     packs hold."""
-    entries = {key.rsplit("/", 1)[-1].removesuffix(".json") for key in store.list(PREFIX)}
+    entries = {_request_key(key) for key in store.list(PREFIX)}
     catalogue = PackCatalogue(store)
     catalogue.refresh()
     return entries | catalogue.request_keys()
