@@ -18,6 +18,7 @@ POINT_CLOUD_SUFFIXES: tuple[str, ...] = (".bin", ".pcd", ".npy")
 _BIN_RECORD = np.dtype("<f4")
 _BIN_RECORD_BYTES = 16
 _COLUMNS = ("x", "y", "z", "intensity")
+_FINITE_CHUNK = 16_384
 
 
 def load_point_cloud(path: Path, frame: FrameConvention = DEFAULT_FRAME) -> np.ndarray:
@@ -60,8 +61,8 @@ def check_points(path: Path | str, points: np.ndarray) -> np.ndarray:
         raise PointCloudError(
             path, "the point cloud is empty (no points to render: fix or drop the item)"
         )
-    finite = np.isfinite(points)
-    if not finite.all():
+    if not _all_finite(points):
+        finite = np.isfinite(points)
         bad_rows = np.flatnonzero(~finite.all(axis=1))
         bad_columns = [
             name for name, ok in zip(_COLUMNS, finite.all(axis=0), strict=True) if not ok
@@ -72,6 +73,17 @@ def check_points(path: Path | str, points: np.ndarray) -> np.ndarray:
             f"{'/'.join(bad_columns)} (first at point {int(bad_rows[0])})",
         )
     return points
+
+
+def _all_finite(points: np.ndarray) -> bool:
+    # A chunk at a time into one small mask: the whole scan's mask would be a fresh allocation
+    # (page faults) per scan where the allocator returns freed blocks at once (Dask's workers).
+    mask = np.empty((min(len(points), _FINITE_CHUNK), points.shape[1]), dtype=bool)
+    for start in range(0, len(points), _FINITE_CHUNK):
+        chunk = points[start : start + _FINITE_CHUNK]
+        if not np.isfinite(chunk, out=mask[: len(chunk)]).all():
+            return False
+    return True
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -88,7 +100,8 @@ def _read_bin(path: Path, raw: bytes) -> np.ndarray:
             f".bin size {len(raw)} bytes is not a multiple of {_BIN_RECORD_BYTES} "
             "(float32 x, y, z, intensity per point): truncated or not a KITTI scan",
         )
-    return np.frombuffer(raw, dtype=_BIN_RECORD).reshape(-1, 4).copy()
+    # A read-only view of the bytes: the frame's `apply` makes the one copy.
+    return np.frombuffer(raw, dtype=_BIN_RECORD).reshape(-1, 4)
 
 
 def _read_npy(path: Path, raw: bytes) -> np.ndarray:

@@ -7,6 +7,7 @@ being the colour map), written by PIL at a fixed zlib level with no metadata chu
 from __future__ import annotations
 
 import io
+import threading
 
 import numpy as np
 from PIL import Image
@@ -22,9 +23,9 @@ from roadeval.benchmarks.pointcloud.projection import (
     FRONT_HEIGHT,
     FRONT_WIDTH,
     Splat,
-    Target,
     bev_splat,
     front_splat,
+    thread_scratch,
     to_target,
 )
 
@@ -37,12 +38,12 @@ PNG_COMPRESS_LEVEL = 1
 
 def bev_indices(points: np.ndarray) -> np.ndarray:
     """(800, 800) uint8 palette indices of the bird's-eye view (BEV_PALETTE colours them)."""
-    return _bev_cells(bev_splat(_target(points)))
+    return _indices(points, front=False)[0]
 
 
 def front_indices(points: np.ndarray) -> np.ndarray:
     """(600, 800) uint8 palette indices of the front view (FRONT_PALETTE colours them)."""
-    return _front_cells(front_splat(_target(points)))
+    return _indices(points, bev=False)[1]
 
 
 def bev_image(points: np.ndarray) -> np.ndarray:
@@ -81,31 +82,64 @@ def render_front(points: np.ndarray) -> bytes:
 
 def render_views(points: np.ndarray) -> tuple[bytes, bytes]:
     """(BEV PNG, front-view PNG): the order TRIP's point-cloud items show them in."""
-    target = _target(points)
-    bev = encode_png(_bev_cells(bev_splat(target)), BEV_PALETTE)
-    return bev, encode_png(_front_cells(front_splat(target)), FRONT_PALETTE)
+    # Into this thread's cells (encoding copies them): no per-scan allocation of the images.
+    bev, front = _indices(points, cells=_thread_cells())
+    return encode_png(bev, BEV_PALETTE), encode_png(front, FRONT_PALETTE)
 
 
-def _bev_cells(splat: Splat) -> np.ndarray:
-    # One spare cell past the image takes the dropped points; level + 1 because index 0 is the
-    # empty cell, below every point.
-    cells = np.full(splat.nowhere + 1, BEV_EMPTY, dtype=np.uint8)
-    np.maximum.at(cells, splat.pixel, splat.level + np.uint8(1))
-    return cells[: splat.nowhere].reshape(BEV_SIZE, BEV_SIZE)
+def empty_cells() -> tuple[np.ndarray, np.ndarray]:
+    """Flat BEV and front-view indices with no point drawn, plus one spare cell past each
+    image that takes the dropped points (a splat's `nowhere`)."""
+    bev = np.full(BEV_SIZE * BEV_SIZE + 1, BEV_EMPTY, dtype=np.uint8)
+    return bev, np.full(FRONT_WIDTH * FRONT_HEIGHT + 1, FRONT_EMPTY, dtype=np.uint8)
 
 
-def _front_cells(splat: Splat) -> np.ndarray:
-    depth = np.full(splat.nowhere + 1, FRONT_EMPTY, dtype=np.uint8)
-    np.minimum.at(depth, splat.pixel, splat.level)
-    return depth[: splat.nowhere].reshape(FRONT_HEIGHT, FRONT_WIDTH)
+_per_thread = threading.local()
 
 
-def _target(points: np.ndarray) -> Target:
+def _thread_cells() -> tuple[np.ndarray, np.ndarray]:
+    """This thread's cells, emptied."""
+    cells: tuple[np.ndarray, np.ndarray] | None = getattr(_per_thread, "cells", None)
+    if cells is None:
+        cells = _per_thread.cells = empty_cells()
+    else:
+        cells[0].fill(BEV_EMPTY)
+        cells[1].fill(FRONT_EMPTY)
+    return cells
+
+
+def add_bev(cells: np.ndarray, splat: Splat) -> None:
+    """Draw a BEV splat into flat cells: the highest point of a cell wins. Its levels become
+    palette indices in place (level + 1: index 0 is the empty cell, below every point)."""
+    np.add(splat.level, 1, out=splat.level)
+    np.maximum.at(cells, splat.pixel, splat.level)
+
+
+def add_front(cells: np.ndarray, splat: Splat) -> None:
+    """Draw a front-view splat into flat cells: the nearest point of a pixel wins."""
+    np.minimum.at(cells, splat.pixel, splat.level)
+
+
+def _indices(
+    points: np.ndarray,
+    bev: bool = True,
+    front: bool = True,
+    cells: tuple[np.ndarray, np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The views' palette indices, drawn a chunk of points at a time (a pixel's max or min does
+    not depend on the order the points come in) into `cells` (empty), else new ones."""
     if not isinstance(points, np.ndarray) or points.ndim != 2 or points.shape[1] < 3:
         shape = getattr(points, "shape", type(points).__name__)
         raise ValueError(f"points must be an (N, 3+) array, got {shape}")
-    if not np.isfinite(points[:, :3]).all():
-        # A NaN would be dropped by every bound check, but its level cast is undefined (and
-        # warns): the caller skipped load_point_cloud's checks, so say so.
-        raise ValueError("points must be finite (load_point_cloud rejects NaN and inf)")
-    return to_target(points)
+    bev_cells, front_cells = cells or empty_cells()
+    scratch = thread_scratch()
+    for start in range(0, len(points), scratch.size):
+        target = to_target(points[start : start + scratch.size], scratch)
+        if bev:
+            add_bev(bev_cells, bev_splat(target, scratch))
+        if front:
+            add_front(front_cells, front_splat(target, scratch))
+    return (
+        bev_cells[:-1].reshape(BEV_SIZE, BEV_SIZE),
+        front_cells[:-1].reshape(FRONT_HEIGHT, FRONT_WIDTH),
+    )

@@ -24,6 +24,8 @@ from roadeval.benchmarks.drawing import DrawError, DrawJob
 
 # Jobs per Dask task: a scan draws in tens of milliseconds, a Dask task costs about one.
 JOBS_PER_TASK = 4
+# The last tasks shrink to 1 / TAPER of what is left per worker thread (see `_tapered`).
+TAPER = 2
 # Input bytes per Dask task: what a worker holds for a task it has not drawn yet.
 BATCH_BYTES = 8 * 2**20
 # Tasks in flight per worker thread: enough that no worker waits for its next inputs.
@@ -182,7 +184,7 @@ def _draw_where_seen(
 
     trusted = [index for index, job in enumerate(jobs) if job.input_sha256 is not None]
     unseen = sorted(set(range(len(jobs))) - set(trusted))
-    tasks = [trusted[k : k + JOBS_PER_TASK] for k in range(0, len(trusted), JOBS_PER_TASK)]
+    tasks = list(_tapered(trusted, sum(client.nthreads().values())))
     if not tasks:
         return unseen
     futures = client.map(draw_seen, [[jobs[i] for i in task] for task in tasks], pure=False)
@@ -194,6 +196,18 @@ def _draw_where_seen(
             else:
                 outcomes[index] = outcome
     return sorted(unseen)
+
+
+def _tapered(indices: Sequence[int], threads: int) -> Iterator[list[int]]:
+    """`indices` in tasks of JOBS_PER_TASK, the last ones smaller and smaller (a share of what
+    is left per worker thread), so that the workers finish together: the last task of one
+    does not keep the others waiting for a whole task's drawings."""
+    start = 0
+    while start < len(indices):
+        share = -(-(len(indices) - start) // (TAPER * max(1, threads)))
+        size = max(1, min(JOBS_PER_TASK, share))
+        yield list(indices[start : start + size])
+        start += size
 
 
 def _result(future: Any, where: str) -> list[Any]:

@@ -7,6 +7,7 @@ import hashlib
 import io
 import multiprocessing
 import struct
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -94,6 +95,21 @@ def test_renders_are_the_same_twice_and_in_a_spawned_process() -> None:
         scan_sha, bev, front = pool.apply(render_synthetic, (GOLDEN_SEED,))
     assert scan_sha == _sha(points)
     assert (bev, front) == first
+
+
+def test_a_render_allocates_nothing_per_point() -> None:
+    # Working arrays per thread, a chunk of points at a time: where the allocator hands freed
+    # blocks back at once (Dask's workers), a scan's worth of temporaries costs page faults
+    # worth as much as the arithmetic. Numpy reports its arrays to tracemalloc.
+    points = synthetic_scan(GOLDEN_SEED)
+    first = render_views(points)
+    tracemalloc.start()
+    try:
+        assert render_views(points) == first
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < points.nbytes / 4, f"{peak:,} bytes allocated for a {points.nbytes:,}-byte scan"
 
 
 def test_the_point_order_does_not_change_the_bytes() -> None:

@@ -152,3 +152,21 @@ def test_an_address_where_no_scheduler_answers_is_named_in_seconds(
         f"Dask scheduler {address} (render.address, --dask-address): no Dask scheduler "
         "answered there in 2 s (something else listens at that address?)"
     )
+
+
+def test_the_last_tasks_taper_so_that_the_workers_finish_together() -> None:
+    # 200 drawings on 2 worker threads: tasks of JOBS_PER_TASK, then smaller and smaller, each
+    # drawing in exactly one task, in order.
+    tasks = list(cluster._tapered(list(range(200)), 2))
+    sizes = [len(task) for task in tasks]
+    assert [index for task in tasks for index in task] == list(range(200))
+    assert sizes[0] == cluster.JOBS_PER_TASK and sizes[-1] == 1
+    assert sizes == sorted(sizes, reverse=True)
+    # A task is at most 1 / TAPER of what is left per thread, so no thread waits long on
+    # another's last task.
+    left = 200
+    for size in sizes:
+        assert size <= -(-left // (cluster.TAPER * 2))
+        left -= size
+    assert len(tasks) < 200 / cluster.JOBS_PER_TASK + 8
+    assert [len(task) for task in cluster._tapered([7], 4)] == [1]
