@@ -29,16 +29,21 @@ def load_point_cloud(path: Path, frame: FrameConvention = DEFAULT_FRAME) -> np.n
     return read_point_cloud(path, _read_bytes(path), frame)
 
 
-def read_point_cloud(path: Path, raw: bytes, frame: FrameConvention = DEFAULT_FRAME) -> np.ndarray:
+def read_point_cloud(
+    path: Path, raw: bytes, frame: FrameConvention = DEFAULT_FRAME, writable: bool = True
+) -> np.ndarray:
     """`load_point_cloud` of the file's bytes, read elsewhere (a render worker gets the bytes,
-    never the file): `path` gives the format (its extension) and names the file in errors."""
+    never the file): `path` gives the format (its extension) and names the file in errors.
+    `writable=False` (a render only reads): may be a read-only view of `raw`, not a copy."""
     path = Path(path)
     suffix = _check_suffix(path)
     if suffix == ".npy":
         points = _read_npy(path, raw)
     else:
         points = _read_bin(path, raw) if suffix == ".bin" else read_pcd(path, raw)
-    return frame.apply(check_points(path, points))
+    points = check_points(path, points)
+    keep_view = not writable and frame.is_identity
+    return points if keep_view else frame.apply(points)
 
 
 def _check_suffix(path: Path) -> str:
@@ -100,7 +105,6 @@ def _read_bin(path: Path, raw: bytes) -> np.ndarray:
             f".bin size {len(raw)} bytes is not a multiple of {_BIN_RECORD_BYTES} "
             "(float32 x, y, z, intensity per point): truncated or not a KITTI scan",
         )
-    # A read-only view of the bytes: the frame's `apply` makes the one copy.
     return np.frombuffer(raw, dtype=_BIN_RECORD).reshape(-1, 4)
 
 

@@ -26,7 +26,8 @@ class ScanViews(DrawJob):
 
     def draw_from(self, data: bytes) -> tuple[bytes, ...]:
         try:
-            return render_views(read_point_cloud(Path(self.source), data, self.frame))
+            points = read_point_cloud(Path(self.source), data, self.frame, writable=False)
+            return render_views(points)
         except PointCloudError as exc:
             raise DrawError(exc.problem) from exc
 

@@ -16,7 +16,7 @@ from pointcloud_support import (
     xyzi,
 )
 
-from roadeval.benchmarks.pointcloud import load_point_cloud
+from roadeval.benchmarks.pointcloud import NUSCENES_FRAME, load_point_cloud, read_point_cloud
 
 
 def test_every_format_loads_the_same_points(tmp_path: Path, small_scan: np.ndarray) -> None:
@@ -103,3 +103,20 @@ def test_loading_returns_a_new_writable_array(tmp_path: Path, name: str) -> None
     loaded = load_point_cloud(path)
     loaded[0, 0] = 9.0  # a read-only view of the file's bytes would raise here
     assert load_point_cloud(path)[0, 0] == 1.0
+
+
+def test_a_render_reads_a_bin_without_copying_it(tmp_path: Path) -> None:
+    # A render only reads the points: in the default frame they stay a view of the file's bytes
+    # (one scan's worth less to allocate in a render worker); rotated, they are new.
+    points = np.array([[1.0, 2.0, 3.0, 0.5], [4.0, 5.0, 6.0, 0.0]], dtype=np.float32)
+    path = write_bin(tmp_path / "scan.bin", points)
+    raw = path.read_bytes()
+    view = read_point_cloud(path, raw, writable=False)
+    assert np.array_equal(view, load_point_cloud(path)) and np.shares_memory(
+        view, np.frombuffer(raw, np.uint8)
+    )
+    assert not view.flags.writeable
+    rotated = read_point_cloud(path, raw, NUSCENES_FRAME, writable=False)
+    assert (
+        np.array_equal(rotated, load_point_cloud(path, NUSCENES_FRAME)) and rotated.flags.writeable
+    )
