@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from roadeval.benchmarks.suite import GroupValue, ScoredItem
-from roadeval.benchmarks.trip.metrics import difficulty_penalty, error_pareto, modality_penalty
+from roadeval.benchmarks.trip.metrics import error_pareto, penalties
 from roadeval.benchmarks.trip.records import ErrorParetoRow
 from roadeval.benchmarks.trip.taxonomy import SUITE_NAME, TASK
 
@@ -36,14 +36,11 @@ def capability_penalties(scored: Sequence[ScoredItem]) -> list[GroupValue]:
     values: list[GroupValue] = []
     for capability in sorted(groups):
         members = groups[capability]
-        penalties = (
-            (MODALITY_PENALTY, modality_penalty(members)),
-            (DIFFICULTY_PENALTY, difficulty_penalty(members)),
-        )
+        found = penalties(members)
         values.extend(
             GroupValue(TASK, CAPABILITY, capability, metric, value, len(members))
-            for metric, value in penalties
-            if value is not None
+            for metric in (MODALITY_PENALTY, DIFFICULTY_PENALTY)
+            if (value := found[metric]) is not None
         )
     return values
 

@@ -16,6 +16,8 @@ from roadeval.benchmarks.suite import ParseStatus, ScoredItem
 from roadeval.benchmarks.trip.taxonomy import Modality
 
 CORRECT = "correct"
+MODALITY = "modality"
+DIFFICULTY = "difficulty"
 
 
 def accuracy(scored: Sequence[ScoredItem]) -> float:
@@ -25,25 +27,58 @@ def accuracy(scored: Sequence[ScoredItem]) -> float:
 
 def accuracy_by_label(scored: Sequence[ScoredItem], label: str) -> dict[str, float]:
     """Accuracy per value of one item label (role, subject, ..., modality), values sorted."""
-    groups: dict[str, list[float]] = {}
+    return accuracy_by_labels(scored, (label,))[label]
+
+
+def accuracy_by_labels(
+    scored: Sequence[ScoredItem], labels: Sequence[str]
+) -> dict[str, dict[str, float]]:
+    """`accuracy_by_label` of each of `labels`, in one pass over the items."""
+    groups: dict[str, dict[str, list[float]]] = {label: {} for label in labels}
     for row in scored:
-        groups.setdefault(row.item.labels[label], []).append(row.values[CORRECT])
+        item_labels, correct = row.item.labels, row.values[CORRECT]
+        for label in labels:
+            by_value = groups[label]
+            found = by_value.get(item_labels[label])
+            if found is None:
+                by_value[item_labels[label]] = [correct]
+            else:
+                found.append(correct)
     # The mean of each group's values, as `accuracy` takes it.
-    return {value: float(np.mean(groups[value])) for value in sorted(groups)}
+    return {
+        label: {value: float(np.mean(by_value[value])) for value in sorted(by_value)}
+        for label, by_value in groups.items()
+    }
 
 
 def modality_penalty(scored: Sequence[ScoredItem]) -> float | None:
     """Text accuracy minus the worst non-text modality's; None unless both kinds are present."""
-    by_modality = accuracy_by_label(scored, "modality")
-    text = by_modality.pop(Modality.TEXT.value, None)
-    if text is None or not by_modality:
-        return None
-    return text - min(by_modality.values())
+    return _modality_penalty(accuracy_by_label(scored, MODALITY))
 
 
 def difficulty_penalty(scored: Sequence[ScoredItem]) -> float | None:
     """Easy accuracy minus hard accuracy; None unless both levels are present."""
-    by_difficulty = accuracy_by_label(scored, "difficulty")
+    return _difficulty_penalty(accuracy_by_label(scored, DIFFICULTY))
+
+
+def penalties(scored: Sequence[ScoredItem]) -> dict[str, float | None]:
+    """Both penalties (`modality_penalty`, `difficulty_penalty`), in one pass over the items."""
+    by_label = accuracy_by_labels(scored, (MODALITY, DIFFICULTY))
+    return {
+        "modality_penalty": _modality_penalty(by_label[MODALITY]),
+        "difficulty_penalty": _difficulty_penalty(by_label[DIFFICULTY]),
+    }
+
+
+def _modality_penalty(by_modality: dict[str, float]) -> float | None:
+    text = by_modality.get(Modality.TEXT.value)
+    others = [value for modality, value in by_modality.items() if modality != Modality.TEXT.value]
+    if text is None or not others:
+        return None
+    return text - min(others)
+
+
+def _difficulty_penalty(by_difficulty: dict[str, float]) -> float | None:
     if "easy" not in by_difficulty or "hard" not in by_difficulty:
         return None
     return by_difficulty["easy"] - by_difficulty["hard"]
@@ -66,11 +101,7 @@ def summarize_items(scored: Sequence[ScoredItem]) -> dict[str, float]:
         "abnormal_rate": total_abnormal / len(scored),
     }
     summary.update({f"abnormal.{rule}": float(count) for rule, count in sorted(abnormal.items())})
-    penalties = {
-        "modality_penalty": modality_penalty(scored),
-        "difficulty_penalty": difficulty_penalty(scored),
-    }
-    summary.update({name: value for name, value in penalties.items() if value is not None})
+    summary.update({name: value for name, value in penalties(scored).items() if value is not None})
     return summary
 
 

@@ -12,6 +12,7 @@ import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import pyarrow as pa
 
@@ -84,9 +85,10 @@ class StoredOutcome:
             return False
         return self.keys == tuple(keys[: len(self.keys)])
 
-    @property
+    @cached_property
     def final_parse(self) -> ParsedAnswer:
-        """The last attempt's parse (`landed.at` holds the parses by attempt)."""
+        """The last attempt's parse (`landed.at` holds the parses by attempt); read once, it is
+        asked for by the copy, its scoring and the shard's counts."""
         at, column = self.landed.at["parses"][-1], self.parses.values
         return ParsedAnswer(
             status=ParseStatus(column["status"][at]),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from typing import Any
 
 from roadeval.benchmarks.suite import ScoredItem, Suite
 from roadeval.storage.records import MetricRow
@@ -62,20 +63,37 @@ def _slices(
     pass per label was most of a rerun's metric time), in item order, ordered by label, then
     value, then metric; a slice whose items lack the metric has no values and no entry. An
     item without the label (a condition only some tasks carry) is in no slice of it."""
-    collected: dict[tuple[str, str, str], list[float]] = {}
     labels, metrics = suite.slice_labels, suite.slice_metrics
+    # Per label, per label value, per metric: the values. Nested dicts, not a dict keyed by a
+    # (label, value, metric) tuple: a tuple made per item and label was the pass's cost.
+    collected: dict[str, dict[str, dict[str, list[float]]]] = {label: {} for label in labels}
     for entry in entries:
-        item_labels, values = entry.item.labels, entry.values
+        values = entry.values
+        present = [(metric, values[metric]) for metric in metrics if metric in values]
+        if not present:
+            continue
+        item_labels = entry.item.labels
         for label in labels:
-            if label not in item_labels:
+            group_value = item_labels.get(label, _MISSING)
+            if group_value is _MISSING:
                 continue
-            group_value = item_labels[label]
-            for metric in metrics:
-                if metric in values:
-                    collected.setdefault((label, group_value, metric), []).append(values[metric])
-    label_order = {label: n for n, label in enumerate(labels)}
-    metric_order = {metric: n for n, metric in enumerate(metrics)}
-    return sorted(
-        collected.items(),
-        key=lambda pair: (label_order[pair[0][0]], pair[0][1], metric_order[pair[0][2]]),
-    )
+            groups = collected[label]
+            by_metric = groups.get(group_value)
+            if by_metric is None:
+                by_metric = groups[group_value] = {}
+            for metric, value in present:
+                found = by_metric.get(metric)
+                if found is None:
+                    by_metric[metric] = [value]
+                else:
+                    found.append(value)
+    return [
+        ((label, group_value, metric), by_metric[metric])
+        for label in labels
+        for group_value, by_metric in sorted(collected[label].items())
+        for metric in metrics
+        if metric in by_metric
+    ]
+
+
+_MISSING: Any = object()
