@@ -22,8 +22,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from roadeval.benchmarks.drawing import DrawError, DrawJob
 
-# Jobs per Dask task: a scan draws in tens of milliseconds, a Dask task costs about one.
-JOBS_PER_TASK = 4
+# Jobs per Dask task: a scan draws in about 10 ms, a Dask task costs the scheduler and the
+# run a few (the last tasks are smaller, see `_tapered`).
+JOBS_PER_TASK = 8
 # The last tasks shrink to 1 / TAPER of what is left per worker thread (see `_tapered`).
 TAPER = 2
 # Input bytes per Dask task: what a worker holds for a task it has not drawn yet.

@@ -74,6 +74,7 @@ def test_bad_bytes_are_the_jobs_outcome_and_the_batch_draws_on(tmp_path: Path) -
 def test_inputs_go_in_tasks_by_count_and_bytes_and_unreadable_ones_stay(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(cluster, "JOBS_PER_TASK", 4)
     jobs = [_scan(tmp_path, seed) for seed in range(7)]
     Path(jobs[2].source).unlink()
     size = len(jobs[0].read_input())
