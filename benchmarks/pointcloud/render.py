@@ -82,7 +82,7 @@ def render_front(points: np.ndarray) -> bytes:
 
 def render_views(points: np.ndarray) -> tuple[bytes, bytes]:
     """(BEV PNG, front-view PNG): the order TRIP's point-cloud items show them in."""
-    # Into this thread's cells (encoding copies them): no per-scan allocation of the images.
+    # Into this thread's cells, reused once both PNGs are written: no image allocated per scan.
     bev, front = _indices(points, cells=_thread_cells())
     return encode_png(bev, BEV_PALETTE), encode_png(front, FRONT_PALETTE)
 
