@@ -96,12 +96,14 @@ class Spot:
     length: int
 
 
-def digest(request_key: str) -> bytes:
-    """A request key as bytes (half the memory of its text)."""
+def digest(request_key: str) -> bytes | str:
+    """A request key as bytes when it is a lowercase hex digest, as request keys are (half the
+    memory of its text); any other key as it is, so that `request_keys` gives it back."""
     try:
-        return bytes.fromhex(request_key)
+        packed = bytes.fromhex(request_key)
     except ValueError:
-        return request_key.encode()
+        return request_key
+    return packed if packed.hex() == request_key else request_key
 
 
 class PackCatalogue:
@@ -109,7 +111,7 @@ class PackCatalogue:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self._spots: dict[bytes, Spot] = {}
+        self._spots: dict[bytes | str, Spot] = {}
         self._indexes: set[str] = set()  # indexes read (by name)
         self._covered: set[str] = set()  # journals an index read holds whole
         self._read: dict[str, str] = {}  # open journal -> its last pack read
@@ -199,9 +201,9 @@ class PackCatalogue:
                 return
 
     def request_keys(self) -> set[str]:
-        """The requests answered in the packs read here (request keys are hex digests)."""
+        """The requests answered in the packs read here."""
         with self._lock:
-            return {found.hex() for found in self._spots}
+            return {found.hex() if isinstance(found, bytes) else found for found in self._spots}
 
     def mine(self, journal: str) -> None:
         """`journal` is this process's: what it packs is `add`ed here, never read back."""

@@ -53,7 +53,7 @@ class StoredKeys:
     listing goes on a page at a time as look-ups need it."""
 
     store: Store
-    digests: set[bytes] = field(default_factory=set)
+    digests: set[bytes | str] = field(default_factory=set)
     after: str | None = None  # the last key listed
     complete: bool = False
     owed: int = LOOKUPS_PER_PAGE  # look-ups since the last page (the first lists at once)
@@ -101,8 +101,8 @@ def _request_key(key: str) -> str:
     return key.rsplit("/", 1)[-1].removesuffix(".json")
 
 
-def _digest(key: str) -> bytes:
-    """A cache entry's key as its request key's bytes (half the memory of the text)."""
+def _digest(key: str) -> bytes | str:
+    """A cache entry's key as its request key's `digest` (bytes: half the memory of the text)."""
     return digest(_request_key(key))
 
 

@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -398,3 +399,23 @@ def test_a_process_never_reads_back_the_packs_it_wrote(tmp_path: Path) -> None:
     found = cache.get(key(1))
     assert found is not None and found.output.text == "A1"
     assert store.gets["packs"] == 0  # its bytes were kept as they were written
+
+
+def test_the_packs_give_back_every_request_key_they_hold_as_it_was_written(
+    tmp_path: Path,
+) -> None:
+    # Request keys are lowercase hex digests and are held as bytes; any other key is held as
+    # its text, never made into another key.
+    store = RemoteFolder(tmp_path / "store")
+    stop = StopSignal()
+    odd = ["not-a-digest", "ABCDEF", key(0)]
+
+    async def write() -> None:
+        journal = Journal(store)
+        for n, request_key in enumerate(odd):
+            call = replace(answer(n), request_key=request_key)
+            await journal.keep(request_key, call.to_cache(), stop)
+
+    asyncio.run(write())
+    forget_catalogues()
+    assert stored_request_keys(store) == set(odd)
