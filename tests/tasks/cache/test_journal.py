@@ -81,8 +81,7 @@ class RemoteFolder(LocalStore):
 
 @pytest.fixture(autouse=True)
 def cold_process() -> None:
-    forget_catalogues()
-    forget_parts()
+    _as_another_process()
 
 
 def test_answers_arriving_while_a_pack_is_written_go_together_into_the_next(
@@ -111,12 +110,20 @@ def test_answers_arriving_while_a_pack_is_written_go_together_into_the_next(
     opened = [k for k in store.puts if k.startswith(JOURNALS)]
     assert len(opened) == 2 and opened[0].endswith(".open") and opened[1].endswith(".json")
     # A reader in another process finds each answer, whole.
-    forget_catalogues()
-    forget_parts()
+    _as_another_process()
     reader = ResponseCache(store)
     assert [reader.get(key(n)) for n in (0, 37)] == [
         ModelCall.from_cache(answer(n).to_cache(), key(n)) for n in (0, 37)
     ]
+
+
+def _as_another_process(store: RemoteFolder | None = None) -> None:
+    """Forget what this process read of the stores (catalogues, parts), and the reads `store`
+    counted so far: what follows reads as a process of its own would."""
+    forget_catalogues()
+    forget_parts()
+    if store is not None:
+        store.gets.clear()
 
 
 def _packs(store: LocalStore) -> list[bytes]:
@@ -138,9 +145,7 @@ def test_a_closed_journal_is_read_from_its_index_and_an_open_one_pack_by_pack(
         await closed.close()  # the other one's process died
 
     asyncio.run(write())
-    forget_catalogues()
-    forget_parts()
-    store.gets.clear()
+    _as_another_process(store)
     assert stored_request_keys(store) == {key(n) for n in range(9)}
     # The closed journal: its index, none of its six packs; the open one: its three packs.
     assert store.gets == Counter({"journals": 1, "packs": 3})
@@ -281,9 +286,7 @@ def test_closed_journals_indexes_are_folded_so_that_a_reader_reads_a_few(tmp_pat
     [merged] = _index_names(store)
     assert merged.startswith("merged-1-") and merged.endswith(".json")
     asyncio.run(_keep_one_open(store, 500))  # and one journal is left open
-    forget_catalogues()
-    forget_parts()
-    store.gets.clear()
+    _as_another_process(store)
     every = {key(n) for n in (*range(2 * (FAN_IN - 1)), 100, 101, 500)}
     assert stored_request_keys(store) == every
     assert store.gets == Counter({"journals": 1, "packs": 1})  # the merged index, the open pack
@@ -344,8 +347,7 @@ def test_a_broken_line_in_an_open_journals_pack_is_a_reported_miss(tmp_path: Pat
     lines = store.get(pack).split(b"\n")
     lines[1] = lines[1][:100]  # cut off mid-entry, its request key still legible
     store.put(pack, b"\n".join(lines))
-    forget_catalogues()
-    forget_parts()
+    _as_another_process()
     cache = ResponseCache(store)
     assert cache.get(key(1)) is None
     assert [c.output.text for c in (cache.get(key(0)), cache.get(key(2))) if c] == ["A0", "A2"]
