@@ -32,14 +32,17 @@ def round_robin(pairs: Sequence[tuple[str, str]]) -> list[int]:
     return [n for _rank, _first, n in sorted(keys)]
 
 
-def planning_order(shards: Sequence[Shard]) -> list[int]:
-    """Indexes of the shards in the order they are planned: in turn from each suite x model,
-    those that may ask a model before a rerun's copies. A copy shard asks nothing and plans
-    its many items for seconds; planned first, it kept the rerun's few calls waiting for it
-    while the answer workers stood ready (10,000 items x 5 models: calls began 1 s later)."""
+def planning_waves(shards: Sequence[Shard]) -> list[list[int]]:
+    """Indexes of the shards in the waves they are planned in, each in turn from each suite x
+    model: those that may ask a model, then, once all of those are planned, a rerun's copies.
+    A copy shard asks nothing and plans its many items for seconds; planned at the same time
+    (threads sharing one interpreter), the copies kept the rerun's few calls waiting while the
+    answer workers stood ready (10,000 items x 5 models: the first call 2.6 s after the
+    planning began, 0.5 s once the copies waited)."""
     pairs = [(shard.suite.name, shard.client.spec.label) for shard in shards]
     order = round_robin(pairs)
-    return [n for n in order if not shards[n].copies] + [n for n in order if shards[n].copies]
+    waves = [[n for n in order if not shards[n].copies], [n for n in order if shards[n].copies]]
+    return [wave for wave in waves if wave]
 
 
 def unanswered_first_attempts(plan: ShardPlan) -> int:

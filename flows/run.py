@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import Any, TypeVar
 
-from roadeval.flows.answering import AnswerSpread, planning_order, unanswered_first_attempts
+from roadeval.flows.answering import AnswerSpread, planning_waves, unanswered_first_attempts
 from roadeval.flows.baseline import BaselineRun
 from roadeval.flows.comparison import compare_with_baseline, metric_deltas_against
 from roadeval.flows.item_changes import land_changes
@@ -373,20 +373,22 @@ class _Run:
         self, progress: RunProgress
     ) -> tuple[list[ShardResult], BaseException | None]:
         """The first request waits for one shard's plan, not the whole run's: shards are
-        planned in turn from each suite x model, and each is submitted for answering once its
-        plan has landed."""
+        planned in turn from each suite x model (a rerun's copies once the rest are planned,
+        `planning_waves`), and each is submitted for answering once its plan has landed."""
         shards = self.inputs.shards
-        plan_futures = {
-            n: self.context.orchestrator.submit(
-                PLAN_SHARD,
-                shards[n],
-                self.inputs.renders_for(shards[n]),
-                self.context.store,
-                self.inputs.reader,
-            )
-            for n in planning_order(shards)
-        }
-        position = {id(future): n for n, future in plan_futures.items()}
+
+        def planning(wave: list[int]) -> dict[int, StageFuture[ShardPlan]]:
+            return {
+                n: self.context.orchestrator.submit(
+                    PLAN_SHARD,
+                    shards[n],
+                    self.inputs.renders_for(shards[n]),
+                    self.context.store,
+                    self.inputs.reader,
+                )
+                for n in wave
+            }
+
         progress.phase("answering", len(shards))
         plans: dict[int, ShardPlan] = {}
         answers: dict[int, StageFuture[ShardResult]] = {}
@@ -402,29 +404,30 @@ class _Run:
             asked,
         )
         try:
-            for future in self.context.orchestrator.as_completed(list(plan_futures.values())):
-                n = position[id(future)]
-                try:
-                    plan = future.result()
-                    land_plan(
-                        self.context.store, f"{shards[n].name}-plan", [plan], self.engines.judge
+            for wave in planning_waves(shards):
+                plan_futures = planning(wave)
+                position = {id(future): n for n, future in plan_futures.items()}
+                for future in self.context.orchestrator.as_completed(list(plan_futures.values())):
+                    n = position[id(future)]
+                    try:
+                        plan = future.result()
+                        name = f"{shards[n].name}-plan"
+                        land_plan(self.context.store, name, [plan], self.engines.judge)
+                    except Exception as exc:
+                        if failure is None:
+                            failure = exc
+                            self.engines.stop.request(_failed(exc))
+                        continue
+                    plans[n] = plan
+                    self._plan_stats([plan])
+                    answers[n] = self.context.orchestrator.submit(
+                        ANSWER_SHARD,
+                        plan,
+                        self.context.store,
+                        self.engines.judge,
+                        self.engines.remote,
+                        spread.workers_for(plan),
                     )
-                except Exception as exc:
-                    if failure is None:
-                        failure = exc
-                        self.engines.stop.request(_failed(exc))
-                    continue
-                plans[n] = plan
-                self._plan_stats([plan])
-                workers = spread.workers_for(plan)
-                answers[n] = self.context.orchestrator.submit(
-                    ANSWER_SHARD,
-                    plan,
-                    self.context.store,
-                    self.engines.judge,
-                    self.engines.remote,
-                    workers,
-                )
             self.plans = [plans[n] for n in sorted(plans)]
             results, answer_failure = _collect(
                 self.context.orchestrator,

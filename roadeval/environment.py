@@ -8,7 +8,10 @@ Users can still override any of them in their own environment.
 
 from __future__ import annotations
 
+import gc
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 OFFLINE_DEFAULTS: dict[str, str] = {
     # LiteLLM fetches its price map from the internet at import unless told otherwise.
@@ -68,6 +71,22 @@ RUN_GC_THRESHOLDS = (100_000, 50, 100)
 def tune_collector_for_run() -> None:
     """Collect garbage less often in a process that runs a panel (its driver, its answer
     workers): young collections every 100,000 allocations instead of 700."""
-    import gc
-
     gc.set_threshold(*RUN_GC_THRESHOLDS)
+
+
+@contextmanager
+def collector_paused(freeze: bool = False) -> Iterator[None]:
+    """No cyclic collection inside: a large import (LiteLLM, matplotlib) builds hundreds of
+    thousands of objects, which the collector would rescan again and again (a quarter of
+    LiteLLM's import time). With `freeze`, what exists on leaving is kept out of its reach for
+    good (`gc.freeze`): for a process that forks (Python's recipe: its children then neither
+    rescan those objects nor write to their pages) or that lives on what it imported."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if freeze:
+            gc.freeze()
+        if enabled:
+            gc.enable()

@@ -39,3 +39,28 @@ def test_arrows_buffers_come_from_the_c_allocator() -> None:
 
 def test_a_users_own_arrow_allocator_is_kept() -> None:
     assert _pool(ARROW_DEFAULT_MEMORY_POOL="mimalloc") == "mimalloc"
+
+
+def test_the_collector_is_paused_inside_and_back_after() -> None:
+    import gc
+
+    from roadeval.environment import collector_paused
+
+    assert gc.isenabled()
+    before = gc.get_freeze_count()
+    with collector_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled() and gc.get_freeze_count() == before
+    try:
+        with collector_paused(freeze=True):
+            made = [[] for _ in range(1000)]
+        assert gc.isenabled() and gc.get_freeze_count() >= before + len(made)
+    finally:
+        gc.unfreeze()
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()  # a caller's own choice is kept
+    finally:
+        gc.enable()

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
 
+from roadeval.environment import collector_paused
+
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
@@ -54,10 +56,12 @@ def _matplotlib() -> Any:
 
 
 def warm() -> None:
-    """Import matplotlib and its backends now (a helper process does, ahead of its figures)."""
-    _matplotlib()
-    from matplotlib.backends import backend_svg  # noqa: F401
-    from matplotlib.figure import Figure  # noqa: F401
+    """Import matplotlib and its backends now (a helper process does, ahead of its figures),
+    without collecting meanwhile, and keep them frozen for the figures to come."""
+    with collector_paused(freeze=True):
+        _matplotlib()
+        from matplotlib.backends import backend_svg  # noqa: F401
+        from matplotlib.figure import Figure  # noqa: F401
 
 
 @contextmanager

@@ -14,8 +14,9 @@ import signal
 import sys
 from typing import ClassVar
 
-# What the workers' server imports before it forks any: LiteLLM (seconds), then the shard code.
-PRELOAD = ["litellm", "roadeval.tasks.shard.answer_workers"]
+# What the workers' server imports before it forks any: LiteLLM (seconds), then the shard code,
+# with the collector paused (see the module).
+PRELOAD = ["roadeval.tasks.shard.worker_preload"]
 
 
 class _Server:

@@ -7,7 +7,7 @@ from concurrent.futures import Future
 from types import SimpleNamespace
 from typing import Any
 
-from roadeval.flows.answering import AnswerSpread, StartingWorkers, planning_order
+from roadeval.flows.answering import AnswerSpread, StartingWorkers, planning_waves
 from roadeval.tasks.calls.stopping import StopSignal
 from roadeval.tasks.shard.answer_workers import SPREAD_FROM
 
@@ -95,7 +95,7 @@ def _shard(suite: str, model: str, copies: bool) -> Any:
     )
 
 
-def test_shards_that_may_ask_are_planned_before_a_reruns_copies() -> None:
+def test_a_reruns_copies_are_planned_once_the_shards_that_may_ask_are() -> None:
     # As `plan_shards` makes them: each suite x model's copies first, then its chunks to ask.
     shards = [
         _shard("trip", "a", True),
@@ -105,4 +105,5 @@ def test_shards_that_may_ask_are_planned_before_a_reruns_copies() -> None:
         _shard("trip", "b", False),
     ]
     # Those that ask in turn from each model (a's, b's, then b's second), then the copies.
-    assert planning_order(shards) == [1, 3, 4, 0, 2]
+    assert planning_waves(shards) == [[1, 3, 4], [0, 2]]
+    assert planning_waves(shards[:1]) == [[0]]

@@ -40,3 +40,28 @@ def test_a_server_stopped_in_the_middle_of_its_imports_is_gone_at_once() -> None
     # Not waited for to finish importing LiteLLM (seconds): killed, then reaped.
     assert float(took) < 1.0
     assert not os.path.exists(f"/proc/{pid}")
+
+
+FROZEN = textwrap.dedent(
+    """
+    import gc, multiprocessing
+    from roadeval.tasks.shard.worker_server import warm_server
+
+    assert warm_server()
+    with multiprocessing.get_context("forkserver").Pool(1) as pool:
+        print(pool.apply(gc.isenabled), pool.apply(gc.get_freeze_count), gc.get_freeze_count())
+    """
+)
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the server is started on 2 cores or more")
+def test_a_worker_starts_with_the_servers_imports_frozen_and_its_collector_on() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", FROZEN], capture_output=True, text=True, timeout=120, check=True
+    )
+    enabled, frozen_in_worker, frozen_here = done.stdout.split()
+    assert enabled == "True"
+    # LiteLLM and the shard code (hundreds of thousands of objects) are out of the collector's
+    # reach in a worker; the command's own process froze nothing.
+    assert int(frozen_in_worker) > 100_000
+    assert frozen_here == "0"
