@@ -30,12 +30,21 @@ SCRIPT = textwrap.dedent(
 )
 
 
-@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the server is started on 2 cores or more")
-def test_a_server_stopped_in_the_middle_of_its_imports_is_gone_at_once() -> None:
+# The server is started on 2 cores or more.
+needs_two_cores = pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs 2 cores")
+
+
+def _printed(script: str) -> list[str]:
+    """What `script` prints, run in a Python process of its own."""
     done = subprocess.run(
-        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=60, check=True
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
     )
-    pid, cooled, took = done.stdout.split()
+    return done.stdout.split()
+
+
+@needs_two_cores
+def test_a_server_stopped_in_the_middle_of_its_imports_is_gone_at_once() -> None:
+    pid, cooled, took = _printed(SCRIPT)
     assert cooled == "True"
     # Not waited for to finish importing LiteLLM (seconds): killed, then reaped.
     assert float(took) < 1.0
@@ -54,12 +63,9 @@ FROZEN = textwrap.dedent(
 )
 
 
-@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the server is started on 2 cores or more")
+@needs_two_cores
 def test_a_worker_starts_with_the_servers_imports_frozen_and_its_collector_on() -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", FROZEN], capture_output=True, text=True, timeout=120, check=True
-    )
-    enabled, frozen_in_worker, frozen_here = done.stdout.split()
+    enabled, frozen_in_worker, frozen_here = _printed(FROZEN)
     assert enabled == "True"
     # LiteLLM and the shard code (hundreds of thousands of objects) are out of the collector's
     # reach in a worker; the command's own process froze nothing.
