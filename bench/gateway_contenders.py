@@ -14,6 +14,8 @@ CPU is nobody's), 32 requests at a time for every contender. Issue #21's targets
 
 Contenders, each a process tree of its own, measured the same way:
   bare      `litellm.acompletion` under an asyncio.Semaphore(C) (bench/contenders/bare_loop.py)
+  bare2     (only if asked) two bare loops at once, each over half the items at C/2: the
+            machine's limit on 2 cores, for context: the targets are against one bare loop
   roadeval  the real command `roadeval run --panel P --store DIR`, a fresh store each round
   inspect   `inspect eval` of inspect_ai's multiple-choice task (bench/contenders/inspect_task.py)
   base      (with `--base-tree DIR`) roadeval's command on another checkout's code (a `git
@@ -60,7 +62,7 @@ from roadeval.benchmarks.registry import get_suite
 from roadeval.benchmarks.trip.demo import generate_demo
 
 BENCH = Path(__file__).resolve().parent
-CONTENDERS = ("bare", "roadeval", "inspect", "base")
+CONTENDERS = ("bare", "bare2", "roadeval", "inspect", "base")
 DEFAULT_INSPECT_PYTHON = "/work/bench-venvs/inspect/bin/python"
 _PR_SET_CHILD_SUBREAPER = 36
 # Targets of issue #21: CPU per call and time to the first request against the bare loop and
@@ -373,6 +375,19 @@ def contenders_for(
             ],
             env,
         ),
+        "bare2": Contender(
+            "bare2",
+            tag,
+            [
+                setup.roadeval_python,
+                str(BENCH / "contenders" / "bare_loop.py"),
+                str(prompts),
+                server.api_base,
+                str(setup.concurrency),
+                "2",
+            ],
+            env,
+        ),
         "roadeval": Contender(
             "roadeval",
             tag,
@@ -542,12 +557,16 @@ def print_summary(rounds: Sequence[Round]) -> dict[str, Any]:
     targets = (
         ("CPU/call / bare's", "bare", "cpu_ms_per_call", "<=", CPU_TARGET),
         ("items/s / bare's", "bare", "items_per_s", ">=", BARE_RATE_TARGET),
+        ("CPU/call / two bare loops'", "bare2", "cpu_ms_per_call", None, None),
+        ("items/s / two bare loops'", "bare2", "items_per_s", None, None),
         ("1st request / inspect's", "inspect", "first_request_s", "<=", START_TARGET),
         ("items/s / inspect's", "inspect", "items_per_s", None, None),
         ("calls/s / inspect's", "inspect", "calls_per_s", None, None),
     )
-    for subject in ("roadeval", "base"):
+    for subject in ("roadeval", "base", "bare2"):
         for label, other, field, sense, target in targets:
+            if subject == other:
+                continue
             values = [
                 getattr(r.full[subject], field) / getattr(r.full[other], field)
                 for r in rounds
@@ -558,10 +577,10 @@ def print_summary(rounds: Sequence[Round]) -> dict[str, Any]:
             ratio, spread = _median_ratio(values)
             ratios[f"{subject} {label}"] = ratio
             verdict = ""
-            if sense is not None and target is not None:
+            if sense is not None and target is not None and subject != "bare2":
                 met = ratio <= target if sense == "<=" else ratio >= target
                 verdict = f"  (target {sense} {target:g}: {'met' if met else 'NOT met'})"
-            print(f"{subject + ' ' + label:<40} {ratio:6.2f}   rounds: {spread}{verdict}")
+            print(f"{subject + ' ' + label:<44} {ratio:6.2f}   rounds: {spread}{verdict}")
         marginal_ratios = [
             top / bottom
             for r in rounds
@@ -572,7 +591,7 @@ def print_summary(rounds: Sequence[Round]) -> dict[str, Any]:
             label = f"{subject} marginal CPU/call / bare's"
             ratio, spread = _median_ratio(marginal_ratios)
             ratios[label] = ratio
-            print(f"{label:<40} {ratio:6.2f}   rounds: {spread}  (start-up taken out)")
+            print(f"{label:<44} {ratio:6.2f}   rounds: {spread}  (start-up taken out)")
     return {"medians": medians, "ratios": ratios}
 
 
