@@ -66,7 +66,8 @@ class Panel(BaseModel):
     # A hard cap on what the run may spend, judge included (`--budget-usd` wins).
     budget_usd: float | None = Field(default=None, gt=0)
     # Processes answering shards (`--processes` wins): 0 or 1 answers in the run's own process;
-    # unset spreads over one per core when the run has 5,000 or more requests to send.
+    # unset spreads over one per core when the run has 5,000 or more requests to send (200 or
+    # more once the workers' server started ahead, as the `roadeval` command starts it).
     processes: int | None = Field(default=None, ge=0)
     suites: list[SuiteEntry] = Field(min_length=1)
     models: list[ModelSpec] = Field(min_length=1)

@@ -9,7 +9,7 @@ from typing import Any
 
 from roadeval.flows.answering import AnswerSpread, StartingWorkers, planning_waves
 from roadeval.tasks.calls.stopping import StopSignal
-from roadeval.tasks.shard.answer_workers import SPREAD_FROM
+from roadeval.tasks.shard.answer_workers import SPREAD_FROM, SPREAD_WARMED_FROM, processes_for
 
 
 class _Planned:
@@ -107,3 +107,13 @@ def test_a_reruns_copies_are_planned_once_the_shards_that_may_ask_are() -> None:
     # Those that ask in turn from each model (a's, b's, then b's second), then the copies.
     assert planning_waves(shards) == [[1, 3, 4], [0, 2]]
     assert planning_waves(shards[:1]) == [[0]]
+
+
+def test_a_warmed_server_spreads_from_far_fewer_requests(monkeypatch: Any) -> None:
+    # Each worker of a warmed server is a fork of it: two cores answer from 200 requests.
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    assert processes_for(None, SPREAD_WARMED_FROM, warmed=True) == 2
+    assert processes_for(None, SPREAD_WARMED_FROM - 1, warmed=True) == 1
+    assert processes_for(None, SPREAD_WARMED_FROM, warmed=False) == 0
+    assert processes_for(None, SPREAD_FROM, warmed=False) == 2
+    assert processes_for(1, SPREAD_FROM, warmed=True) == 0
