@@ -362,32 +362,16 @@ def contenders_for(
     }
     # Absolute: inspect runs in its task's folder.
     inspect_bin = Path(os.path.abspath(setup.inspect_python)).parent / "inspect"
+    bare = [
+        setup.roadeval_python,
+        str(BENCH / "contenders" / "bare_loop.py"),
+        str(prompts),
+        server.api_base,
+        str(setup.concurrency),
+    ]
     return {
-        "bare": Contender(
-            "bare",
-            tag,
-            [
-                setup.roadeval_python,
-                str(BENCH / "contenders" / "bare_loop.py"),
-                str(prompts),
-                server.api_base,
-                str(setup.concurrency),
-            ],
-            env,
-        ),
-        "bare2": Contender(
-            "bare2",
-            tag,
-            [
-                setup.roadeval_python,
-                str(BENCH / "contenders" / "bare_loop.py"),
-                str(prompts),
-                server.api_base,
-                str(setup.concurrency),
-                "2",
-            ],
-            env,
-        ),
+        "bare": Contender("bare", tag, bare, env),
+        "bare2": Contender("bare2", tag, [*bare, "2"], env),
         "roadeval": Contender(
             "roadeval",
             tag,
