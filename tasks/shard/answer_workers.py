@@ -245,9 +245,9 @@ SPREAD_WARMED_FROM = 200
 
 def processes_for(configured: int | None, requests: int, warmed: bool = False) -> int:
     """Answer worker processes for a run with `requests` to send: the panel's number (0 or 1:
-    none), else one per core when there are cores to spare and enough requests to spread; else
-    one for any request when the workers' server was `warmed` (`worker_server.server_warmed`),
-    and one per core from far fewer requests, since each is only a fork of it."""
+    none), else one per core when there are cores to spare and enough requests to spread (far
+    fewer when the workers' server was `warmed`, `worker_server.server_warmed`: each worker is
+    then only a fork of it); else one for any request from a warmed server."""
     if configured is not None:
         return configured if configured >= 2 else 0
     cores = os.cpu_count() or 1
