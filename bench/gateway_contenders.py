@@ -384,6 +384,9 @@ def contenders_for(
                 str(store),
             ],
             roadeval_env,
+            # Out of any checkout: a roadeval from before the forkserver's fix (a `--base-tree`)
+            # imported its workers' code from the current directory, not its tree.
+            cwd=setup.workdir,
         ),
         "base": Contender(
             "base",
@@ -397,6 +400,7 @@ def contenders_for(
                 str(setup.workdir / "stores" / f"{tag}-base"),
             ],
             base_env_,
+            cwd=setup.workdir,
         ),
         "inspect": Contender(
             "inspect",

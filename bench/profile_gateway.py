@@ -597,6 +597,7 @@ def command(items: int, concurrency: int, dump: Path | None) -> None:
         subprocess.run(
             [sys.executable, __file__, "_child", str(out), *args],
             env=env,
+            cwd=workdir,  # out of any checkout, whose roadeval would shadow the tree's
             check=True,
             stdout=subprocess.DEVNULL,
         )

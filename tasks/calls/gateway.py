@@ -31,7 +31,7 @@ from roadeval.tasks.calls.secrets import Redactor
 from roadeval.tasks.calls.stats import CallStats
 from roadeval.tasks.calls.stopping import StopReason, StopSignal
 from roadeval.tasks.requests.model_spec import MissingKeyError, ModelSpec
-from roadeval.tasks.requests.pricing import cost_of_usage
+from roadeval.tasks.requests.pricing import LITELLM, cost_of_usage, prices_for
 from roadeval.tasks.requests.provider_output import read_output
 from roadeval.tasks.requests.request import ErrorKind, ModelCall, ModelRequest, normalize_api_base
 
@@ -107,6 +107,7 @@ class ModelClient:
         self.run_id = run_id
         self.stats = CallStats(spec.label)
         self._params_by_settings: dict[GenerationSettings, dict[str, Any]] = {}
+        self._priced_here: bool | None = None
 
     def request(
         self,
@@ -287,7 +288,9 @@ class ModelClient:
         started = time.monotonic()
         # LiteLLM only now, at the process's first request (see `litellm_setup`).
         litellm = ready_litellm()
-        call = completion_task(litellm, self.litellm_kwargs(request, messages))
+        call = completion_task(
+            litellm, self.litellm_kwargs(request, messages), priced_by_caller=self.priced_here
+        )
         self.stop.track(call)
         try:
             await asyncio.wait({call}, timeout=self.spec.timeout_s)
@@ -347,16 +350,27 @@ class ModelClient:
             return self._error(request, number, ErrorKind.EMPTY, message, latency)
         return self.record(request.key, request.attempt, request.role, number, latency, output)
 
+    @property
+    def priced_here(self) -> bool:
+        """Whether this model's calls are priced from their usage here: at the panel's prices,
+        at none (an unpriced model), or free (a baseline). A model priced by LiteLLM's map keeps
+        LiteLLM's own figure, which knows that provider's cached-token and tiered rates. Looked
+        up at the first call: the map is LiteLLM's, imported only by a process that calls."""
+        if self._priced_here is None:
+            prices = prices_for(self.spec)
+            self._priced_here = prices is None or prices.source != LITELLM
+        return self._priced_here
+
     def _cost(self, response: Any) -> float | None:
-        """LiteLLM's own figure when it priced the call (its map, or the panel's prices passed
-        with the call); else the usage at our prices, or None for a model nobody prices.
-        Never `completion_cost` again: LiteLLM has already run it once per call."""
+        """The call's price: from its usage when `priced_here`, else LiteLLM's figure (run once
+        per call, as it built the response), or the usage at the map's prices if it had none."""
         if self.spec.is_baseline:
             return 0.0
-        hidden = getattr(response, "_hidden_params", {}) or {}
-        cost = hidden.get("response_cost")
-        if cost is not None:
-            return float(cost)
+        if not self.priced_here:
+            hidden = getattr(response, "_hidden_params", {}) or {}
+            cost = hidden.get("response_cost")
+            if cost is not None:
+                return float(cost)
         usage = getattr(response, "usage", None)
         return cost_of_usage(
             self.spec,

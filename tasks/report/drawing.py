@@ -159,7 +159,10 @@ def _start_helpers(early: bool = False) -> Helpers | None:
         return None
     import multiprocessing
 
+    from roadeval.tasks.shard.worker_server import start_server
+
     try:
+        start_server()
         pool = ProcessPoolExecutor(
             max_workers=min(cores if early else cores - 1, MAX_HELPERS),
             mp_context=multiprocessing.get_context("forkserver"),

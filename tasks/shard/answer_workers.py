@@ -42,7 +42,7 @@ from roadeval.tasks.calls.stopping import StopSignal
 from roadeval.tasks.requests.model_spec import CallMode, ModelSpec
 from roadeval.tasks.shard.plan import ShardPlan
 from roadeval.tasks.shard.stages import ShardResult, run_shard
-from roadeval.tasks.shard.worker_server import PRELOAD
+from roadeval.tasks.shard.worker_server import PRELOAD, start_server
 
 if TYPE_CHECKING:
     from roadeval.tasks.shard.remote_scoring import RemoteScoring
@@ -148,7 +148,7 @@ class AnswerWorkers:
         address = run_on_gateway(self._server.start())
         self.context = WorkerContext(address, run_id, budgeted)
         ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(PRELOAD)
+        start_server(PRELOAD)
         self._numbers = itertools.count(1)
         # Shards sent and not yet answered: their future, and the worker answering them.
         self._waiting: dict[int, tuple[Future[ShardResult], int]] = {}

@@ -3,6 +3,7 @@
 The `roadeval` command starts it first of all, so LiteLLM imports on a spare core while the
 command reads its panel, loads, compares and copies. Light on purpose (the standard library
 alone): importing the shard code to start it would delay it by the half second that import takes.
+Every start of it goes through `start_server`, so that it imports what this process would.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import multiprocessing
 import os
 import signal
 import sys
+from collections.abc import Iterator, Sequence
 from typing import ClassVar
 
 # What the workers' server imports before it forks any: LiteLLM (seconds), then the shard code,
@@ -30,12 +32,36 @@ def warm_server() -> bool:
     LiteLLM there while this process goes on. Returns whether it was started."""
     if (os.cpu_count() or 1) < 2:
         return False
-    from multiprocessing import forkserver
-
-    multiprocessing.get_context("forkserver").set_forkserver_preload(PRELOAD)
-    forkserver.ensure_running()
+    start_server(PRELOAD)
     _Server.warmed = True
     return True
+
+
+def start_server(preload: Sequence[str] | None = None) -> None:
+    """Start this process's forkserver, unless it runs, importing `preload` first (None: as
+    last set). Its imports find what this process's would, not the current directory's."""
+    from multiprocessing import forkserver
+
+    if preload is not None:
+        multiprocessing.get_context("forkserver").set_forkserver_preload(list(preload))
+    with _current_directory_off_path():
+        forkserver.ensure_running()
+
+
+@contextlib.contextmanager
+def _current_directory_off_path() -> Iterator[None]:
+    # Python 3.11 starts the forkserver as `python -c`, which puts the current directory first
+    # on its sys.path, and ignores the sys.path it is handed (CPython gh-117378, fixed in 3.12.8
+    # and 3.13.1): its preload then imported a `roadeval/` checkout or a `litellm.py` found
+    # there, not what this process runs. PYTHONSAFEPATH keeps that directory off its path.
+    if os.environ.get("PYTHONSAFEPATH"):
+        yield
+        return
+    os.environ["PYTHONSAFEPATH"] = "1"
+    try:
+        yield
+    finally:
+        os.environ.pop("PYTHONSAFEPATH", None)
 
 
 def cool_server() -> None:

@@ -83,6 +83,37 @@ def test_unpriced_model_has_unknown_cost_not_zero(server: ModelServer) -> None:
     assert response.ok and response.cost_usd is None
 
 
+def test_litellm_prices_only_what_its_map_prices(
+    server: ModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # LiteLLM prices every response it builds; for a model its map lacks, that is a search of
+    # the whole map for nothing, a quarter of a call's CPU against a fast server. A call priced
+    # here (panel prices, none, a baseline) skips it; a map model keeps LiteLLM's own figure.
+    import litellm
+
+    runs: list[str] = []
+    priced_by_litellm = litellm.response_cost_calculator
+
+    def counted(**kwargs: Any) -> Any:
+        runs.append(str(kwargs.get("model")))
+        return priced_by_litellm(**kwargs)
+
+    monkeypatch.setattr(litellm, "response_cost_calculator", counted)
+    for name in ("own-priced", "unpriced-here", "gpt-4o-mini"):
+        server.rules[name] = lambda body, hit: Reply("F", prompt_tokens=1000, completion_tokens=10)
+
+    priced = ask(server, "own-priced", input_cost_per_token=2e-6, output_cost_per_token=1e-5)
+    assert priced.cost_usd == pytest.approx(1000 * 2e-6 + 10 * 1e-5)
+    unpriced = ask(server, "unpriced-here")
+    assert unpriced.ok and unpriced.cost_usd is None
+    assert runs == []
+
+    mapped = ask(server, "gpt-4o-mini")
+    entry = litellm.model_cost["gpt-4o-mini"]
+    at_map_prices = 1000 * entry["input_cost_per_token"] + 10 * entry["output_cost_per_token"]
+    assert runs and mapped.cost_usd == pytest.approx(at_map_prices)
+
+
 def test_litellm_logs_a_call_only_when_someone_listens(server: ModelServer) -> None:
     # LiteLLM queues a success-logging handler per call on a worker of the gateway's loop;
     # with no callback registered nobody reads it, and under a saturated loop the queue grew
@@ -107,19 +138,29 @@ def test_litellm_logs_a_call_only_when_someone_listens(server: ModelServer) -> N
     class Listener(CustomLogger):
         def __init__(self) -> None:
             super().__init__()
-            self.heard: list[str] = []
+            self.heard: list[tuple[str, float | None]] = []
 
         async def async_log_success_event(
             self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any
         ) -> None:
-            self.heard.append(kwargs["model"])
+            self.heard.append((kwargs["model"], kwargs.get("response_cost")))
 
     listener = Listener()
     litellm.callbacks.append(listener)
+    server.rules["own-priced"] = lambda body, hit: Reply(
+        "E", prompt_tokens=1000, completion_tokens=10
+    )
     try:
         assert ask(server, "gpt-4o-mini").ok
-        wait_until(lambda: bool(listener.heard), timeout=10, what="the callback to hear the call")
+        assert ask(server, "own-priced", input_cost_per_token=1e-6, output_cost_per_token=0.0).ok
+        wait_until(lambda: len(listener.heard) == 2, timeout=10, what="the callback to hear both")
     finally:
         litellm.callbacks.remove(listener)
-    # A callback of the user's still hears every call.
-    assert listener.heard == ["gpt-4o-mini"]
+    # A callback of the user's still hears every call, with LiteLLM's price even of a call
+    # that roadeval prices itself.
+    entry = litellm.model_cost["gpt-4o-mini"]
+    mapped = 1000 * entry["input_cost_per_token"] + 10 * entry["output_cost_per_token"]
+    assert dict(listener.heard) == {
+        "gpt-4o-mini": pytest.approx(mapped),
+        "own-priced": pytest.approx(1000 * 1e-6),
+    }

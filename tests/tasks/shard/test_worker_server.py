@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -71,3 +72,37 @@ def test_a_worker_starts_with_the_servers_imports_frozen_and_its_collector_on() 
     # reach in a worker; the command's own process froze nothing.
     assert int(frozen_in_worker) > 100_000
     assert frozen_here == "0"
+
+
+SHADOWED = textwrap.dedent(
+    """
+    import multiprocessing
+    from roadeval.tasks.shard.worker_server import warm_server
+
+    if __name__ == "__main__":
+        assert warm_server()
+        with multiprocessing.get_context("forkserver").Pool(1) as pool:
+            print(pool.apply(eval, ("__import__('sys').modules['litellm'].__file__",)))
+    """
+)
+
+
+@needs_two_cores
+def test_the_server_imports_what_the_command_would_not_the_current_directorys(
+    tmp_path: Path,
+) -> None:
+    # As `roadeval` runs: a script whose folder is not the current one, which holds a module
+    # of the same name as one the server imports (a checkout of roadeval, a stray litellm.py).
+    here = tmp_path / "here"
+    here.mkdir()
+    (here / "litellm.py").write_text("raise SystemExit('the current directory was imported')\n")
+    script = tmp_path / "bin" / "command.py"
+    script.parent.mkdir()
+    script.write_text(SHADOWED)
+    done = subprocess.run(
+        [sys.executable, str(script)], cwd=here, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    import litellm
+
+    assert done.stdout.split() == [litellm.__file__]
