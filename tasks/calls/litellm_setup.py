@@ -80,7 +80,7 @@ def _skip_pricing_for_priced_calls() -> None:
             return None
         return priced_by_litellm(self, *args, **kwargs)
 
-    Logging.response_cost_calculator = response_cost_calculator
+    Logging.response_cost_calculator = response_cost_calculator  # type: ignore[method-assign]
 
 
 def completion_task(
