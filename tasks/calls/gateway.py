@@ -176,6 +176,7 @@ class ModelClient:
             kwargs["api_key"] = key
         elif self.api_base and not spec.is_baseline:
             kwargs["api_key"] = NO_KEY
+        # Priced here (`priced_here`), but passed on: a LiteLLM callback, if any, prices with them.
         if spec.input_cost_per_token is not None:
             kwargs["input_cost_per_token"] = spec.input_cost_per_token
         if spec.output_cost_per_token is not None:
