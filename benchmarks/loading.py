@@ -168,14 +168,25 @@ def parse_json(text: str, limits: LoadLimits) -> tuple[Any, str | None]:
         return None, f"not JSON: {exc}"
 
 
+@dataclass(frozen=True)
+class ItemOrigin:
+    """Where an item was read: its file and line (a Parquet row's number; None where the file
+    has no lines to speak of, as a JSON document's task list)."""
+
+    file: str
+    line: int | None
+
+
 @dataclass
 class LoadReport:
-    """The items a loader produced, the rows it skipped (only under `BadItemPolicy.SKIP`), and
-    the fields outside the release's format that rows carried (counted, never printed here)."""
+    """The items a loader produced, the rows it skipped (only under `BadItemPolicy.SKIP`), the
+    fields outside the release's format that rows carried (counted, never printed here), and
+    where each item was read (item id -> origin, for `roadeval qc` to point at the line)."""
 
     items: list[Item] = field(default_factory=list)
     skipped: list[ItemProblem] = field(default_factory=list)
     unknown_fields: UnknownFields = field(default_factory=dict)
+    origins: dict[str, ItemOrigin] = field(default_factory=dict)
 
     def note_fields(self, file: Path, row: Mapping[str, Any], known: Collection[str]) -> None:
         """Count the keys of `row` that are not in `known` against `file`."""
@@ -319,9 +330,12 @@ def collect(
     *,
     file: Path,
     known_fields: Collection[str],
+    line_numbers: bool = True,
 ) -> None:
     """Build items from the rows of `file`; a bad row raises (ERROR) or is recorded and skipped
-    (SKIP). Keys outside `known_fields` (the release's row format) are counted in the report."""
+    (SKIP). Keys outside `known_fields` (the release's row format) are counted in the report.
+    Each item's origin is `file` and the row's number (None without `line_numbers`: the rows
+    are numbered otherwise, as a JSON task list's indices)."""
     for line, row in rows:
         try:
             if isinstance(row, ItemError):
@@ -333,4 +347,8 @@ def collect(
                 raise
             report.skipped.append(exc.problem)
             continue
-        report.items.extend(built if isinstance(built, list) else [built])
+        items = built if isinstance(built, list) else [built]
+        origin = ItemOrigin(str(file), line if line_numbers else None)
+        for item in items:
+            report.origins[item.item_id] = origin
+        report.items.extend(items)

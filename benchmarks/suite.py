@@ -356,8 +356,13 @@ class Suite(ABC):
 
     def quality_report(self, source: Path) -> QualityReport | None:
         """Audit the items under `source` against the suite's item-quality rules (`roadeval
-        qc`); None when the suite has no such rules."""
-        return None
+        qc`): a suite checks what its paper and release say of its items (see `audit`), and
+        raises SuiteSourceError for a source that is not its layout. By default, the checks
+        every suite shares, over what `load` accepts (`item_checks.standard_report`); None
+        says the suite has nothing to check."""
+        from roadeval.benchmarks.item_checks import standard_report
+
+        return standard_report(self, Path(source))
 
     def score_predictions(self, request: PredictionsRequest) -> dict[str, Any]:
         """Score a released prediction file exactly as the release's metric scripts do (a suite

@@ -124,5 +124,13 @@ def load_items(
             },
         )
 
-    collect(rows(), build, policy, report, file=questions.path, known_fields=ROW_FIELDS)
+    collect(
+        rows(),
+        build,
+        policy,
+        report,
+        file=questions.path,
+        known_fields=ROW_FIELDS,
+        line_numbers=False,
+    )
     return report

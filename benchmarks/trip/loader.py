@@ -25,6 +25,7 @@ from roadeval.benchmarks.loading import (
     require,
 )
 from roadeval.benchmarks.pointcloud import POINT_CLOUD_SUFFIXES
+from roadeval.benchmarks.source_shape import folder_listing
 from roadeval.benchmarks.trip.taxonomy import (
     BEV_ROLE,
     DIFFICULTIES,
@@ -51,7 +52,8 @@ def items_path(source: Path) -> Path:
     that media paths stay valid whatever the working directory later is."""
     path = source / ITEMS_FILE if source.is_dir() else source
     if not path.is_file():
-        raise SuiteSourceError(f"TRIP source {source}: no {ITEMS_FILE} found")
+        found = f" (found {folder_listing(source)})" if source.is_dir() else ""
+        raise SuiteSourceError(f"TRIP source {source}: no {ITEMS_FILE} found{found}")
     return path.absolute()
 
 

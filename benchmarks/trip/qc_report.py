@@ -1,79 +1,90 @@
 """`roadeval qc trip`: TRIP's quality rules over a source, one verdict per rule.
 
 The source is read with bad rows skipped, not stopped at, so one pass finds every row the loader
-refuses; those rows are schema failures beside the item-level checks of `quality`. A source that
-cannot be read at all (no items file) raises SuiteSourceError, as a run would.
+refuses; each is filed under the rule its field belongs to (a repeated id under `ids`, an image or
+scan that is missing or unreadable under `media`, the rest under `schema`), beside the item-level
+checks of `quality`. A source that is not a TRIP items file (no row with TRIP's fields) or that
+cannot be read at all (no items file) raises SuiteSourceError.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from roadeval.benchmarks.errors import BadItemPolicy, ItemProblem
-from roadeval.benchmarks.loading import LoadReport, describe_unknown_fields
-from roadeval.benchmarks.quality_report import Example, QualityReport, RuleResult, RuleStatus
-from roadeval.benchmarks.trip.loader import items_path, load_items
+from roadeval.benchmarks.audit import IDS, Audit, AuditedSuite, Rule, ids_rule
+from roadeval.benchmarks.item import MediaKind
+from roadeval.benchmarks.item_checks import begin_audit
+from roadeval.benchmarks.loading import read_jsonl
+from roadeval.benchmarks.pointcloud import PointCloudError, load_point_cloud
+from roadeval.benchmarks.quality_report import QualityReport, RuleStatus
+from roadeval.benchmarks.source_shape import RowShape, require_shape
+from roadeval.benchmarks.trip.loader import items_path
 from roadeval.benchmarks.trip.quality import (
     BALANCE_P_VALUE,
     BALANCE_SHARE_TOLERANCE,
     HARD_LENGTH_RATIO,
     SOFT_LENGTH_RATIO,
-    QualityFinding,
     Severity,
     check_quality,
 )
-from roadeval.benchmarks.trip.taxonomy import SUITE_NAME
+from roadeval.benchmarks.trip.taxonomy import ITEMS_FILE, LETTERS
 
 SCHEMA = "schema"
+MEDIA = "media"
 
 # The rules in report order: each check's name in `quality`, and what it asks of the items.
-RULES: dict[str, str] = {
-    "option-length": (
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "option-length",
         f"r = max/min option length <= {HARD_LENGTH_RATIO}; up to {SOFT_LENGTH_RATIO} (warn) only "
-        "if the answer is not the longest and the shortest is not perfunctory"
+        "if the answer is not the longest and the shortest is not perfunctory",
     ),
-    "answer-balance": (
+    Rule(
+        "answer-balance",
         f"each gold letter 25% +/- {100 * BALANCE_SHARE_TOLERANCE:.0f} points "
-        f"(fails when also chi-square p < {BALANCE_P_VALUE})"
+        f"(fails when also chi-square p < {BALANCE_P_VALUE})",
     ),
-    "duplicate": "no question repeated on the same media (normalised text; near repeats warn)",
-    SCHEMA: "rows the loader accepts; taxonomy, options A-D, explanation, media per modality",
+    Rule(
+        "duplicate", "no question repeated on the same media (normalised text; near repeats warn)"
+    ),
+    ids_rule("`id`"),
+    Rule(MEDIA, "the image, the two views or the scan a visual item names: present and readable"),
+    Rule(SCHEMA, "rows the loader accepts; taxonomy, options A-D, explanation, media per modality"),
+)
+# Loader problems by the row field they are about; every other one is a schema problem.
+FIELD_RULES: dict[str, str] = {
+    "id": IDS,
+    "image": MEDIA,
+    "bev_image": MEDIA,
+    "front_image": MEDIA,
+    "point_cloud": MEDIA,
 }
+ROW_SHAPE = RowShape(f"a TRIP {ITEMS_FILE}", ("id", "question", *LETTERS, "answer"))
 
 _STATUS = {Severity.ERROR: RuleStatus.FAIL, Severity.WARNING: RuleStatus.WARN}
 
 
-def quality_report(source: Path) -> QualityReport:
+def quality_report(suite: AuditedSuite, source: Path) -> QualityReport:
     """Audit the TRIP source at `source` (its folder or its items file) against every rule."""
-    loaded = load_items(Path(source), BadItemPolicy.SKIP)
-    examples: dict[str, list[Example]] = {rule: [] for rule in RULES}
-    for finding in check_quality(loaded.items):
-        examples[finding.check].append(_example(finding))
-    examples[SCHEMA] = [*_loader_examples(loaded), *examples[SCHEMA]]
-    rules = tuple(
-        RuleResult.from_examples(rule, description, examples[rule])
-        for rule, description in RULES.items()
-    )
-    rows = len(loaded.items) + len(loaded.skipped)
-    return QualityReport(SUITE_NAME, str(items_path(Path(source))), rows, rules)
+    path = items_path(Path(source))
+    rows = ((f"line {number}", row) for number, row in read_jsonl(path, suite.limits))
+    require_shape(path, rows, ROW_SHAPE)
+    audit = begin_audit(suite, Path(source), RULES, FIELD_RULES, fallback=SCHEMA, shown_as=path)
+    by_id = {item.item_id: item for item in audit.items}
+    for finding in check_quality(audit.items):
+        item = by_id.get(finding.item_id) if finding.item_id is not None else None
+        audit.add(finding.check, item, finding.message, status=_STATUS[finding.severity])
+    _check_scans(audit)
+    return audit.report()
 
 
-def _example(finding: QualityFinding) -> Example:
-    return Example(finding.item_id, _STATUS[finding.severity], finding.message)
-
-
-def _loader_examples(loaded: LoadReport) -> list[Example]:
-    """Rows the loader refused fail the schema rule; fields outside the format only warn."""
-    refused = [
-        Example(problem.item_id, RuleStatus.FAIL, _where(problem)) for problem in loaded.skipped
-    ]
-    if loaded.unknown_fields:
-        message = "fields outside the row format: " + describe_unknown_fields(loaded.unknown_fields)
-        refused.append(Example(None, RuleStatus.WARN, message))
-    return refused
-
-
-def _where(problem: ItemProblem) -> str:
-    line = f"line {problem.line}" if problem.line is not None else "the file"
-    field = f", field {problem.field!r}" if problem.field else ""
-    return f"{line}{field}: {problem.message}"
+def _check_scans(audit: Audit) -> None:
+    """A point-cloud item's scan must read as points (the loader checks only that it exists)."""
+    for item in audit.items:
+        for media in item.media:
+            if media.kind is not MediaKind.POINT_CLOUD:
+                continue
+            try:
+                load_point_cloud(Path(media.path))
+            except PointCloudError as exc:
+                audit.add(MEDIA, item, exc.problem, field="point_cloud")

@@ -7,8 +7,6 @@ rule's allowed exception (the soft-pass window) or something a reviewer should l
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,6 +15,7 @@ from enum import StrEnum
 import numpy as np
 
 from roadeval.benchmarks.item import Item, MediaKind
+from roadeval.benchmarks.item_checks import normalized_text
 from roadeval.benchmarks.trip.taxonomy import CAPABILITIES, LETTERS, ROLES, Modality
 
 HARD_LENGTH_RATIO = 1.25
@@ -121,7 +120,9 @@ def check_schema(item: Item) -> list[QualityFinding]:
         blank = [letter for letter in LETTERS if not item.options[letter].strip()]
         if blank:
             problems.append((Severity.ERROR, f"blank options: {', '.join(blank)}"))
-        filled = [_normalized(item.options[letter]) for letter in LETTERS if letter not in blank]
+        filled = [
+            normalized_text(item.options[letter]) for letter in LETTERS if letter not in blank
+        ]
         if len(set(filled)) < len(filled):
             problems.append((Severity.ERROR, "two options have the same text"))
     if not str(item.extra.get("explanation", "")).strip():
@@ -209,7 +210,7 @@ def _same_questions(group: list[Item], flagged: set[int]) -> list[QualityFinding
     found: list[QualityFinding] = []
     first_with: dict[str, Item] = {}
     for index, item in enumerate(group):
-        question = _normalized(item.question)
+        question = normalized_text(item.question)
         earlier = first_with.setdefault(question, item)
         if earlier is not item and index not in flagged:
             message = f"same question as {earlier.item_id!r}, other options"
@@ -218,13 +219,8 @@ def _same_questions(group: list[Item], flagged: set[int]) -> list[QualityFinding
 
 
 def _item_text(item: Item) -> str:
-    options = sorted(_normalized(text) for text in item.options.values())
-    return " | ".join([_normalized(item.question), *options])
-
-
-def _normalized(text: str) -> str:
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    return re.sub(r"\s+", " ", re.sub(r"[^\w\s]", " ", folded)).strip()
+    options = sorted(normalized_text(text) for text in item.options.values())
+    return " | ".join([normalized_text(item.question), *options])
 
 
 def _trigrams(text: str) -> set[str]:

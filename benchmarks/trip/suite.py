@@ -115,7 +115,7 @@ class TripSuite(Suite):
         return diagnostics.pareto_rows(run_id, model, scored)
 
     def quality_report(self, source: Path) -> QualityReport:
-        return qc_report.quality_report(Path(source))
+        return qc_report.quality_report(self, Path(source))
 
     def generate_demo(self, root: Path) -> Path:
         return demo.generate_demo(Path(root))
