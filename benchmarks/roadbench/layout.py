@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from roadeval.benchmarks.errors import SuiteSourceError
+from roadeval.benchmarks.source_shape import folder_listing
 
 LABEL_FOLDERS = ("task_1_2", "task_3", "task_4_5", "task_6")
 LABEL_FILE = "labels.jsonl"
@@ -32,10 +33,15 @@ def label_file(source: Path, folder: str) -> Path | None:
 
 def label_files(source: Path) -> dict[str, Path]:
     """folder -> label file for the folders present; an error when there is none at all."""
+    wanted = ", ".join(f"{folder}/{LABEL_FILE}" for folder in LABEL_FOLDERS)
     if not source.is_dir():
-        raise SuiteSourceError(f"RoadBench source {source} is not a folder")
+        raise SuiteSourceError(
+            f"RoadBench source {source} is not a folder (expected the release's folder of {wanted})"
+        )
     found = {folder: path for folder in LABEL_FOLDERS if (path := label_file(source, folder))}
     if not found:
-        wanted = ", ".join(f"{folder}/{LABEL_FILE}" for folder in LABEL_FOLDERS)
-        raise SuiteSourceError(f"no RoadBench label file under {source} (looked for {wanted})")
+        raise SuiteSourceError(
+            f"no RoadBench label file under {source} (looked for {wanted}; "
+            f"found {folder_listing(source)})"
+        )
     return found

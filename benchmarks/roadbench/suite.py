@@ -13,6 +13,7 @@ from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.loading import LoadReport
 from roadeval.benchmarks.messages import ImageRef, user_message
 from roadeval.benchmarks.output import ModelOutput
+from roadeval.benchmarks.quality_report import QualityReport
 from roadeval.benchmarks.registry import register_suite
 from roadeval.benchmarks.roadbench.answers import read_reply
 from roadeval.benchmarks.roadbench.answers import should_reask as release_reasks
@@ -110,6 +111,12 @@ class RoadBenchSuite(Suite):
 
     def score_predictions(self, request: PredictionsRequest) -> dict[str, Any]:
         return score_prediction_file(RoadBenchPredictions.of(request))
+
+    def quality_report(self, source: Path) -> QualityReport:
+        """Each task's label format, its images, ids and repeated questions (`qc_report`)."""
+        from roadeval.benchmarks.roadbench.qc_report import quality_report
+
+        return quality_report(self, Path(source))
 
     def generate_demo(self, root: Path) -> Path:
         return write_demo(Path(root))

@@ -18,6 +18,7 @@ from typing import Any, NoReturn
 
 from roadeval.benchmarks.errors import ItemError, ItemProblem, SuiteSourceError
 from roadeval.benchmarks.loading import DEFAULT_LIMITS, LoadLimits, limit_problem, parse_json
+from roadeval.benchmarks.source_shape import describe_row, folder_listing
 from roadeval.benchmarks.stride.mcq import gold_letter
 from roadeval.benchmarks.stride.tasks import (
     QUESTION_FORMATS,
@@ -48,6 +49,9 @@ ROW_FIELDS: frozenset[str] = frozenset(
         "bundle_id", "bundle_size", "bundle_frame_names", "scenario_cluster",
     }
 )  # fmt: skip
+# How a row that repeats an earlier row's whole matching key is refused (`roadeval qc` files it
+# as a repeated id).
+REPEATED_KEY = "repeats the matching key"
 EXPECTED_SCORING_TYPE = {
     Kind.MCQ: "mcq",
     Kind.TRAJECTORY: "trajectory_waypoints",
@@ -93,6 +97,10 @@ class TaskRow:
     gt_problem: str | None = None
 
 
+# The release's questions file, as a message names it.
+_LAYOUT = "a STRIDE questions file: a JSON object with a top-level 'tasks' list"
+
+
 def questions_path(source: Path) -> Path:
     """The questions file: `source` itself, or the `questions.json` (else the one .json file) in
     the folder `source`; absolute, so frames resolve whatever the working directory."""
@@ -104,7 +112,9 @@ def questions_path(source: Path) -> Path:
         found = sorted(p for p in source.glob("*.json") if p.is_file())
         if len(found) != 1:
             what = (
-                "no .json file" if not found else f"{len(found)} .json files and no questions.json"
+                f"no .json file (found {folder_listing(source)})"
+                if not found
+                else f"{len(found)} .json files and no questions.json"
             )
             raise SuiteSourceError(f"STRIDE source {source}: {what}; point at the questions file")
         return found[0].absolute()
@@ -132,9 +142,9 @@ def read_questions(source: Path, limits: LoadLimits = DEFAULT_LIMITS) -> Questio
         raise SuiteSourceError(f"{path}: not UTF-8 at byte {exc.start}") from None
     payload, why = parse_json(text, limits)
     if why is not None:
-        raise SuiteSourceError(f"{path}: {why}")
+        raise SuiteSourceError(f"{path}: {why} (expected {_LAYOUT})")
     if not isinstance(payload, dict) or not isinstance(payload.get("tasks"), list):
-        raise SuiteSourceError(f"{path}: expected a JSON object with a top-level 'tasks' list")
+        raise SuiteSourceError(f"{path}: expected {_LAYOUT}; found {describe_row(payload)}")
     meta: dict[str, Any] = payload["meta"] if isinstance(payload.get("meta"), dict) else {}
     if (found := limit_problem(meta, limits)) is not None:
         raise SuiteSourceError(f"{path}: meta.{found[0]}: {found[1]}")
@@ -212,7 +222,7 @@ class RowReader:
             self._fail(item_id, None, "task row is not a JSON object")
         if index in self.repeats:
             earlier = self.ids[self.repeats[index]]
-            message = f"repeats the matching key of tasks[{self.repeats[index]}] ({earlier})"
+            message = f"{REPEATED_KEY} of tasks[{self.repeats[index]}] ({earlier})"
             self._fail(item_id, "question", message)
         template = self._text(row, "id", item_id)
         fmt = self._text(row, "question_format", item_id).upper()

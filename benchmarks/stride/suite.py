@@ -16,6 +16,7 @@ from roadeval.benchmarks.judging import Judge, JudgeRequest
 from roadeval.benchmarks.loading import LoadReport
 from roadeval.benchmarks.messages import ImageRef
 from roadeval.benchmarks.output import ModelOutput
+from roadeval.benchmarks.quality_report import QualityReport
 from roadeval.benchmarks.registry import register_suite
 from roadeval.benchmarks.stride.judge import candidate_answer, judge_request
 from roadeval.benchmarks.stride.loader import load_items
@@ -160,6 +161,13 @@ class StrideSuite(Suite):
         """Raw answers are always read by the release's rules; `task` keeps one template (the
         request has no options of this suite's own)."""
         return score_prediction_file(Path(request.labels), Path(request.predictions), request.task)
+
+    def quality_report(self, source: Path) -> QualityReport:
+        """Templates, choices, golds and trajectory lengths, frames, the query frame's box, ids
+        and repeated questions (`qc_report`)."""
+        from roadeval.benchmarks.stride.qc_report import quality_report
+
+        return quality_report(self, Path(source))
 
     def generate_demo(self, root: Path) -> Path:
         from roadeval.benchmarks.stride.demo import write_demo

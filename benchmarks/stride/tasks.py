@@ -60,3 +60,37 @@ def item_kind(template: str, question_format: str, split: Split) -> Kind:
 def family_of(template: str) -> str:
     """The template's family code (SP-3a -> SP, TRJ-10 -> TRJ), for rows without `task`."""
     return template.split("-", 1)[0]
+
+
+# Each split's templates, as its release's `meta.counts_by_template` lists them (nuScenes v6:
+# 23, Waymo v1: 24; the paper's catalogue has 39, not all in either split).
+TEMPLATES: dict[Split, frozenset[str]] = {
+    Split.NUSCENES: frozenset(
+        {
+            "SC-6", "SP-1", "SP-2", "SP-3", "SP-5", "SP-7", "SU-1", "SU-2", "SU-4", "SU-7",
+            "TE-1", "TE-6", "TM-2", "TM-3", "TM-4", "TM-5",
+            "TRJ-1", "TRJ-2", "TRJ-3", "TRJ-4", "TRJ-5", "TRJ-6", "TRJ-7",
+        }
+    ),
+    Split.WAYMO: frozenset(
+        {
+            "SC-1", "SC-2", "SC-3", "SC-4", "SP-2", "SP-3", "SP-3a",
+            "TE-1", "TE-2", "TE-4", "TE-5", "TM-2", "TM-3", "TM-5",
+            "TRJ-1", "TRJ-2", "TRJ-3", "TRJ-4", "TRJ-5", "TRJ-6", "TRJ-7", "TRJ-8", "TRJ-9",
+            "TRJ-10",
+        }
+    ),
+}  # fmt: skip
+# The family (a row's `task`) each template code names, per split: SC is nuScenes' scene
+# context but Waymo's scenario corner cases (the releases' `counts_by_task_family`).
+_FAMILIES = {
+    "SP": "space-perception",
+    "SU": "space-understanding",
+    "TE": "time-extrapolation",
+    "TM": "time-memory",
+    "TRJ": "trajectory-prediction",
+}
+FAMILIES: dict[Split, dict[str, str]] = {
+    Split.NUSCENES: {**_FAMILIES, "SC": "scene-context"},
+    Split.WAYMO: {**_FAMILIES, "SC": "scenario-corner-case"},
+}

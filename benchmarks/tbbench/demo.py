@@ -21,10 +21,9 @@ from roadeval.benchmarks.tbbench.demo_drawing import (
     render_frame,
 )
 from roadeval.benchmarks.tbbench.keywords import KEYWORD_TABLES
-from roadeval.benchmarks.tbbench.tasks import TASKS
+from roadeval.benchmarks.tbbench.tasks import CLIP_FRAMES, TASKS
 
 ITEMS_PER_TASK = 5
-CLIP_FRAMES = 8
 SCHEMA = pa.schema(
     [
         ("image", pa.list_(pa.struct([("bytes", pa.binary()), ("path", pa.string())]))),

@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 
 from roadeval.benchmarks.errors import ItemError, ItemProblem, SuiteSourceError
 from roadeval.benchmarks.loading import READ_LIMITS, LoadLimits, checked_row, read_jsonl
+from roadeval.benchmarks.source_shape import folder_listing
 from roadeval.benchmarks.tbbench.tasks import TaskSpec, find_task
 
 Row = dict[str, Any]
@@ -48,13 +49,19 @@ def find_source_files(source: Path) -> SourceFiles:
         for layout in Layout:
             if source.suffix == f".{layout.value}":
                 return SourceFiles(layout, (source,))
-        raise SuiteSourceError(f"{source}: expected a .parquet or .jsonl file, or a folder")
+        raise SuiteSourceError(
+            f"{source}: expected a TB-Bench split (a .parquet or .jsonl file) or a folder of "
+            f"them; found a file named {source.name!r}"
+        )
     if not source.is_dir():
         raise SuiteSourceError(f"{source}: no such file or folder")
     found = {layout: tuple(sorted(source.rglob(f"*.{layout.value}"))) for layout in Layout}
     present = [layout for layout, files in found.items() if files]
     if not present:
-        raise SuiteSourceError(f"{source}: no .parquet or .jsonl files under this folder")
+        raise SuiteSourceError(
+            f"{source}: no .parquet or .jsonl files under this folder (TB-Bench's splits); "
+            f"found {folder_listing(source)}"
+        )
     if len(present) > 1:
         raise SuiteSourceError(
             f"{source}: holds both .parquet and .jsonl files; point at one layout's folder"

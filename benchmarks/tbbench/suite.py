@@ -13,6 +13,7 @@ from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.loading import LoadReport, take_limits
 from roadeval.benchmarks.messages import ImageRef
 from roadeval.benchmarks.output import ModelOutput
+from roadeval.benchmarks.quality_report import QualityReport
 from roadeval.benchmarks.registry import register_suite
 from roadeval.benchmarks.suite import (
     Headline,
@@ -100,6 +101,13 @@ class TBBenchSuite(Suite):
         """Predictions are always raw text, read by the release's rules (the request has no
         options of this suite's own)."""
         return score_prediction_file(request.labels, request.predictions, request.task)
+
+    def quality_report(self, source: Path) -> QualityReport:
+        """Task codes, frames per task, golds its scorer can read, choices, ids and repeated
+        questions (`qc_report`)."""
+        from roadeval.benchmarks.tbbench.qc_report import quality_report
+
+        return quality_report(self, Path(source))
 
     def generate_demo(self, root: Path) -> Path:
         from roadeval.benchmarks.tbbench.demo import write_demo

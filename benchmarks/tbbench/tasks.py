@@ -57,3 +57,14 @@ def task_spec(name: str) -> TaskSpec:
         known = ", ".join(f"{s.release_name} ({s.code})" for s in TASKS)
         raise KeyError(f"unknown TB-Bench task {name!r}; known: {known}")
     return spec
+
+
+# Frames per item (the paper's N): one dashcam image for the three static tasks (KITTI, ONCE),
+# eight frames of an Argoverse 2 sequence for the five that need motion.
+SINGLE_FRAME_TASKS: frozenset[str] = frozenset({"RD", "SR", "OR"})
+CLIP_FRAMES = 8
+
+
+def frames_of(code: str) -> int:
+    """How many frames an item of task `code` shows."""
+    return 1 if code in SINGLE_FRAME_TASKS else CLIP_FRAMES

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from roadeval.benchmarks.errors import ItemError, ItemProblem, SuiteSourceError
+from roadeval.benchmarks.source_shape import folder_listing
 from roadeval.benchmarks.v2xqa.tasks import (
     LETTERS,
     TASK_BY_ID,
@@ -80,7 +81,7 @@ def annotation_files(source: Path) -> list[Path]:
             hint = f" (the files are in {nested[0]}: point the source there)"
         raise SuiteSourceError(
             f"{source}: no V2X-QA annotation files (VS1..4, IS1..4, CO1..4 "
-            f"_annotations.jsonl) in this folder{hint}"
+            f"_annotations.jsonl) in this folder{hint or f'; found {folder_listing(source)}'}"
         )
     return found
 

@@ -15,6 +15,7 @@ from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.loading import LoadReport, take_limits
 from roadeval.benchmarks.messages import ImageRef
 from roadeval.benchmarks.output import ModelOutput
+from roadeval.benchmarks.quality_report import QualityReport
 from roadeval.benchmarks.registry import register_suite
 from roadeval.benchmarks.suite import (
     GroupValue,
@@ -133,6 +134,13 @@ class V2XQASuite(Suite):
         """Predictions are read by the release's letter parser always; no images are needed (the
         request has no options of this suite's own)."""
         return score_prediction_file(Path(request.labels), Path(request.predictions), request.task)
+
+    def quality_report(self, source: Path) -> QualityReport:
+        """The release schema's checks, the views' images, task codes and repeated questions
+        (`qc_report`)."""
+        from roadeval.benchmarks.v2xqa.qc_report import quality_report
+
+        return quality_report(self, Path(source))
 
     def generate_demo(self, root: Path) -> Path:
         from roadeval.benchmarks.v2xqa.demo import write_demo
