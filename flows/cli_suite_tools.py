@@ -70,16 +70,22 @@ def qc(
     suite: Annotated[str, typer.Argument(help="suite name, e.g. trip")],
     source: Annotated[Path, typer.Option("--source", help="the suite's source folder or file")],
     format: Annotated[ReportFormat, typer.Option("--format", "-f")] = ReportFormat.table,
+    option: Annotated[
+        list[str] | None,
+        typer.Option(help="a suite option, KEY=VALUE (YAML), repeatable: e.g. image roots"),
+    ] = None,
 ) -> None:
-    """Check a suite's items against its quality rules; exit 1 when a rule fails."""
+    """Check a suite's items against its quality rules; exit 1 when a rule fails, 2 when the
+    source is not the suite's layout."""
     from roadeval.benchmarks.errors import SuiteSourceError
     from roadeval.benchmarks.registry import get_suite
     from roadeval.tasks.results.quality_table import quality_table, verdict
 
+    options = _suite_options(option)
     if not source.exists():
         fail(f"{source}: no such file or folder")
     try:
-        report = get_suite(suite).quality_report(source)
+        report = get_suite(suite, **options).quality_report(source)
     except (KeyError, SuiteSourceError, ValueError) as exc:
         fail(exc.args[0] if exc.args else str(exc))
     if report is None:
@@ -112,20 +118,13 @@ def render(
 
     Views go to the store and the media cache; exit 2 naming each input that cannot be drawn.
     """
-    import yaml
-
     from roadeval.benchmarks.errors import SuiteSourceError
     from roadeval.benchmarks.registry import get_suite
     from roadeval.storage.store import StoreError, open_store
     from roadeval.tasks.render.cluster import RenderConfig
     from roadeval.tasks.render.stage import render_items
 
-    options: dict[str, Any] = {}
-    for entry in option or []:
-        key, sep, value = entry.partition("=")
-        if not sep or not key:
-            fail(f"--option {entry!r}: expected KEY=VALUE")
-        options[key] = yaml.safe_load(value)
+    options = _suite_options(option)
     if not source.exists():
         fail(f"{source}: no such file or folder")
     if dask_address is not None:
@@ -144,6 +143,22 @@ def render(
         consoles.err.print(f"[bold red]error:[/bold red] {printable(str(problem))}")
     if report.failed:
         raise typer.Exit(code=2)
+
+
+def _suite_options(entries: list[str] | None) -> dict[str, Any]:
+    """`--option KEY=VALUE` entries as a suite's options (each value read as YAML)."""
+    import yaml
+
+    options: dict[str, Any] = {}
+    for entry in entries or []:
+        key, sep, value = entry.partition("=")
+        if not sep or not key:
+            fail(f"--option {entry!r}: expected KEY=VALUE")
+        try:
+            options[key] = yaml.safe_load(value)
+        except yaml.YAMLError as exc:
+            fail(f"--option {entry!r}: the value is not YAML: {' '.join(str(exc).split())}")
+    return options
 
 
 def _check_dask_address(address: str) -> None:
