@@ -179,6 +179,51 @@ def test_report_writes_where_out_says_and_keeps_its_copy(demo: Demo, tmp_path: P
     assert f"run <code>{demo.run_id}</code>" in out.read_text(encoding="utf-8")
 
 
+@pytest.mark.parametrize(
+    ("store_flag", "from_env", "out"),
+    [
+        ("roadeval-data", False, "roadeval-data/runs/{run}/manifest.json"),
+        (None, False, "./roadeval-data/../roadeval-data/runs/{run}/manifest.json"),  # default
+        (None, True, "tables-link/{part}"),  # ROADEVAL_STORE; the path through a symlink
+        ("linked", False, "roadeval-data/tables/{part}"),  # the store named by a symlink
+    ],
+)
+def test_report_out_inside_the_store_is_refused(
+    demo: Demo,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    store_flag: str | None,
+    from_env: bool,
+    out: str,
+) -> None:
+    """`--out` over the run's manifest or a landed Parquet part would break the store: refused
+    (one line, exit 2) however the store and the path are named, and nothing is touched."""
+    work = tmp_path / "work"
+    store = work / "roadeval-data"
+    shutil.copytree(demo.store, store)
+    (work / "linked").symlink_to(store)
+    (work / "tables-link").symlink_to(store / "tables")
+    monkeypatch.chdir(work)
+    monkeypatch.delenv("ROADEVAL_STORE", raising=False)
+    if from_env:
+        monkeypatch.setenv("ROADEVAL_STORE", str(store))
+    part = next((store / "tables" / "scores").rglob("*.parquet")).relative_to(store / "tables")
+    named = out.format(run=demo.run_id, part=part)
+    target = (work / named).resolve()
+    before = target.read_bytes()
+    flags = ["--store", store_flag] if store_flag is not None else []
+    result = invoke("report", demo.run_id, *flags, "--out", named)
+    assert result.exit_code == 2, result.output
+    message = " ".join(result.output.split())
+    assert message.startswith(f"error: --out {Path(named)}"), message
+    assert message.endswith(
+        f"inside the store {store}, where only roadeval writes; give a path outside it"
+    ), message
+    assert len(result.output.splitlines()) == 1, result.output
+    assert target.read_bytes() == before
+    assert int(query_csv(str(store), "select count(*) from scores")[1]) > 0
+
+
 @pytest.mark.parametrize("command", ["report", "show"])
 def test_bad_input_is_one_line_and_exit_2(
     command: str, demo: Demo, tmp_path: Path, inline: None
