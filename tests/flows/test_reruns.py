@@ -290,6 +290,23 @@ def test_a_rescore_refuses_when_an_answer_is_missing(tmp_path: Path, server: Mod
     assert "no stored answer" in " ".join(result.output.split())
     assert "NEW_1" in result.output
     assert _hits(server) == 0
+    assert len(_manifests(store)) == 1  # the first run's: the refused rescore left none
+
+
+def test_a_refused_rescore_leaves_no_run_behind(tmp_path: Path) -> None:
+    """A rescore the store cannot answer is bad input: refused before the run is recorded, so
+    `runs` lists no `failed` run of it (and a later rerun's baseline is not disturbed)."""
+    source, _ = trip_gold(tmp_path)
+    panel = write_panel(tmp_path / "panel.yaml", source, [{"model": "roadeval/always-a"}])
+    store = tmp_path / "store"
+    result = invoke("rescore", "--panel", str(panel), "--store", str(store))
+    assert result.exit_code == 2, result.output
+    message = " ".join(result.output.split())
+    n = len(_rows(source))
+    assert message.startswith(f"error: rescore: {n} items have no stored answer (first: trip x ")
+    assert message.endswith("a rescore asks no model: run the panel to ask them"), message
+    assert not (store / "runs").exists()
+    assert not list(store.glob("tables/run_events/*"))
 
 
 def test_against_an_unknown_run_or_another_panels_run_is_refused_before_any_call(
