@@ -5,8 +5,10 @@ counts as integers; bad input is one line and exit 2."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +18,7 @@ from roadeval.benchmarks.registry import load_suite
 from roadeval.storage.catalog import query
 from roadeval.storage.store import open_store
 
+from support.cli_process import ROADEVAL
 from support.html_tables import read_page
 from support.orchestrators import no_prefect_api
 from support.trip_panel import invoke, query_csv, trip_gold, write_panel
@@ -177,6 +180,53 @@ def test_report_writes_where_out_says_and_keeps_its_copy(demo: Demo, tmp_path: P
     assert f"report of run {demo.run_id}: {kept}" in result.output
     assert out.read_bytes() == kept.read_bytes()
     assert f"run <code>{demo.run_id}</code>" in out.read_text(encoding="utf-8")
+
+
+def _show_into(way: str, args: list[str]) -> subprocess.CompletedProcess[str]:
+    """`roadeval ARGS` (the console script, as a user runs it) with its stdout closed, a pipe
+    whose reader is gone, or the full device."""
+    env = {**os.environ, "COLUMNS": "200"}
+    if way == "closed":  # roadeval ... >&-
+        command = ["sh", "-c", 'exec "$0" "$@" >&-', str(ROADEVAL), *args]
+        return subprocess.run(command, stderr=subprocess.PIPE, text=True, env=env, timeout=120)
+    if way == "no reader":  # roadeval ... | head -0
+        read, write = os.pipe()
+        os.close(read)
+        try:
+            return subprocess.run(
+                [str(ROADEVAL), *args],
+                stdout=write,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=env,
+                timeout=120,
+            )
+        finally:
+            os.close(write)
+    with open("/dev/full", "w") as full:  # roadeval ... > /dev/full
+        return subprocess.run(
+            [str(ROADEVAL), *args], stdout=full, stderr=subprocess.PIPE, text=True, env=env
+        )
+
+
+@pytest.mark.parametrize(
+    ("way", "said"),
+    [
+        ("closed", "error: the output could not be written: standard output is closed\n"),
+        ("no reader", ""),  # a pipe's ordinary end: nothing to say
+        ("full device", "error: the output could not be written: No space left on device\n"),
+    ],
+    ids=["closed", "no-reader", "full-device"],
+)
+@pytest.mark.parametrize("command", [["show"], ["runs", "--format", "csv"]], ids=["show", "runs"])
+def test_output_that_cannot_be_written_exits_non_zero(
+    demo: Demo, way: str, said: str, command: list[str]
+) -> None:
+    if way == "full device" and not Path("/dev/full").exists():
+        pytest.skip("no /dev/full on this system")
+    done = _show_into(way, [*command, "--store", str(demo.store)])
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == said
 
 
 @pytest.mark.parametrize(
