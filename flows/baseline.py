@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from roadeval.flows.panel_file import Panel
+from roadeval.flows.run_record import RunStatus
+from roadeval.storage.heartbeats import run_liveness
 from roadeval.storage.landing import read_table
 from roadeval.storage.store import Store
 from roadeval.tasks.results.manifest import BaselineRecord, RunManifest, SuiteRecord
@@ -26,7 +28,7 @@ if TYPE_CHECKING:
     from roadeval.storage.records import ChangeRow
     from roadeval.tasks.rerun.answers import BaselineAnswers, ShardBaseline
 
-FINISHED = "finished"
+FINISHED = RunStatus.FINISHED
 
 
 class BaselineError(ValueError):
@@ -58,9 +60,9 @@ class BaselineRun:
 
 
 def _latest_events(store: Store) -> dict[str, dict[str, Any]]:
-    """Each run's latest event (status, panel, start, manifest), by run id."""
+    """Each run's latest event (status, panel, start, heartbeat period, manifest), by run id."""
     table = read_table(store, "run_events").select(
-        ["run_id", "seq", "status", "panel", "started_at", "manifest_json"]
+        ["run_id", "seq", "status", "panel", "started_at", "heartbeat_s", "manifest_json"]
     )
     latest: dict[str, dict[str, Any]] = {}
     for row in table.to_pylist():
@@ -68,6 +70,18 @@ def _latest_events(store: Store) -> dict[str, dict[str, Any]]:
         if seen is None or row["seq"] > seen["seq"]:
             latest[row["run_id"]] = row
     return latest
+
+
+def _seen_status(store: Store, event: dict[str, Any]) -> str:
+    """What a run's latest event says it is, as `runs` reads it: a `running` run whose
+    heartbeat stopped died."""
+    if event["status"] == RunStatus.RUNNING:
+        last, living = run_liveness(
+            store, event["run_id"], event["started_at"], event["heartbeat_s"]
+        )
+        if not living:
+            return f"died (its last heartbeat was at {last:%Y-%m-%d %H:%M:%S %Z})"
+    return f"is {event['status']}"
 
 
 def find_baseline(store: Store, panel: Panel, against: str | None) -> BaselineRun | None:
@@ -85,8 +99,8 @@ def find_baseline(store: Store, panel: Panel, against: str | None) -> BaselineRu
             )
         if event["status"] != FINISHED:
             raise BaselineError(
-                f"--against {against}: that run is {event['status']}, not finished; a baseline "
-                "must be a finished run (resume it first: run its panel again)"
+                f"--against {against}: that run {_seen_status(store, event)}, not finished; a "
+                "baseline must be a finished run (resume it first: run its panel again)"
             )
         return BaselineRun(against, "--against", RunManifest.from_json(event["manifest_json"]))
     finished = [

@@ -543,15 +543,21 @@ def demo(
 
 
 def main() -> None:
-    """The console script: the app, then the quick exit (`flows.quick_exit`), which skips
-    freeing a finished run's objects; an embedding caller of `app` exits as usual."""
+    """The console script: the app, its output guarded (`flows.cli_output`: output that cannot
+    be written ends any command non-zero, without a traceback), then the quick exit
+    (`flows.quick_exit`), which skips freeing a finished run's objects; an embedding caller of
+    `app` exits as usual."""
+    from roadeval.flows.cli_output import OutputLost, guard_stdout
     from roadeval.flows.quick_exit import arm, disarm, leave
 
     arm()
+    output = guard_stdout()
     try:
         app()
     except SystemExit as exc:
-        leave(exc.code)
+        leave(output.exit_code(exc.code))
+    except OutputLost:
+        leave(output.exit_code(None))
     disarm()
 
 

@@ -6,11 +6,15 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import NoReturn
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
 
 import typer
 from rich.console import Console
 from rich.markup import escape
+
+if TYPE_CHECKING:
+    from roadeval.storage.store import Store
 
 app = typer.Typer(
     help="Evaluate multimodal models on transportation benchmarks.",
@@ -41,12 +45,15 @@ consoles = _Consoles()
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
-    consoles.err.print(f"[bold red]error:[/bold red] {printable(message)}")
+    # One line however long (paths are): a terminal wraps it, a log or a grep keeps it whole.
+    consoles.err.print(f"[bold red]error:[/bold red] {printable(message)}", soft_wrap=True)
     raise typer.Exit(code=code)
 
 
 def interrupted(message: str, code: int) -> NoReturn:
-    consoles.err.print(f"[bold yellow]interrupted:[/bold yellow] {printable(message)}")
+    consoles.err.print(
+        f"[bold yellow]interrupted:[/bold yellow] {printable(message)}", soft_wrap=True
+    )
     raise typer.Exit(code=code)
 
 
@@ -56,6 +63,20 @@ def printable(message: str) -> str:
     from roadeval.tasks.calls.secrets import Redactor
 
     return escape(Redactor.from_environment().text(message))
+
+
+def outside_store(flag: str, path: Path, store: Store) -> Path:
+    """`path`, a file a command writes where its user says (`report --out`), checked: one
+    line and exit 2 when it lies inside the store, where it would replace what roadeval keeps
+    there (a run's manifest, a landed Parquet part that every later query reads)."""
+    if store.holds_file(path):
+        where = path.resolve()
+        shown = f"{path}" if where == path.absolute() else f"{path} (that is {where})"
+        fail(
+            f"{flag} {shown}: inside the store {store.uri}, where only roadeval writes; "
+            "give a path outside it"
+        )
+    return path
 
 
 @contextmanager

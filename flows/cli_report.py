@@ -10,7 +10,14 @@ from typing import Annotated
 
 import typer
 
-from roadeval.flows.cli_app import app, consoles, fail, printable, reading_store
+from roadeval.flows.cli_app import (
+    app,
+    consoles,
+    fail,
+    outside_store,
+    printable,
+    reading_store,
+)
 from roadeval.flows.cli_store import StoreOption, open_present
 
 RunArgument = Annotated[
@@ -35,6 +42,8 @@ def report(
 
     with reading_store():
         opened = open_present(store)
+        if out is not None:
+            outside_store("--out", out, opened)
         built = build_report(opened, resolve_run(opened, run), out=out, helper=armed())
     consoles.out.print(f"report of run {printable(built.run_id)}: {printable(built.location)}")
     if out is not None:

@@ -24,6 +24,7 @@ from roadeval.flows.planning import plan_shards
 from roadeval.flows.progress import RunProgress
 from roadeval.flows.quick_exit import keep_until_exit
 from roadeval.flows.rendering import blind_suites, render_suites
+from roadeval.flows.rescore import unanswered
 from roadeval.flows.run_log import RunLog
 from roadeval.flows.run_parts import RunContext, RunEngines, RunInputs
 from roadeval.flows.run_record import RunRecord, RunStatus
@@ -46,7 +47,6 @@ from roadeval.tasks.results.manifest import (
     CompactionRecord,
     IntervalsRecord,
     RunManifest,
-    shown_as,
 )
 from roadeval.tasks.results.suite_tables import suite_table_parts
 from roadeval.tasks.results.uncertainty import run_intervals
@@ -157,6 +157,8 @@ class _Run:
     inputs: RunInputs
     engines: RunEngines
     plans: list[ShardPlan] = field(default_factory=list)
+    # A rescore's planning failure, from before the run was recorded (`_plan_rescore`).
+    planning_failure: BaseException | None = None
     estimates: list[Any] = field(default_factory=list)
     # Answer worker processes the calls were spread over (0: answered in this process).
     spread: int = 0
@@ -193,6 +195,8 @@ class _Run:
         )
 
     def execute(self) -> RunSummary:
+        if self.context.rescore:
+            self._plan_rescore()
         record = RunRecord(self.context.store, self.context.run_id, self.engines.redact)
         try:
             record.start(self.manifest([], None))
@@ -309,31 +313,23 @@ class _Run:
                 return self._rescore(progress)
             return self._plan_and_answer(progress)
 
+    def _plan_rescore(self) -> None:
+        """A rescore's plans, made before the run is recorded: a store that lacks an answer
+        they need refuses it here (`RescoreRefused`, exit 2), and no run is left behind. A
+        planning failure is kept for the run to record (`_rescore`)."""
+        with RunProgress(self._clients(), self.engines.budget) as progress:
+            self.planning_failure = self._plan_all(progress)
+        if self.planning_failure is None and not self.engines.stop.requested:
+            refused = unanswered(self.plans)
+            if refused is not None:
+                raise refused
+
     def _rescore(self, progress: RunProgress) -> tuple[list[ShardResult], BaseException | None]:
-        """Plan every shard, check that the store answers every first request (else stop, exit
-        2, before anything is scored), then score each shard from the stored answers."""
-        _, failure = self._plan_only(progress, estimate=False)
-        if failure is not None:
-            return [], failure
-        missing = [
-            (plan.shard, planned.item)
-            for plan in self.plans
-            for planned in plan.items
-            if not planned.answered(0)
-        ]
-        if missing:
-            shard, item = missing[0]
-            self.engines.stop.request(
-                StopReason(
-                    f"rescore: {len(missing)} items have no stored answer (first: "
-                    f"{shard.suite.name} x {shown_as(shard.client.spec.label, shard.variant)}, "
-                    f"item {item.item_id}); a "
-                    "rescore asks no model: run the panel to ask them",
-                    2,
-                    RunStatus.FAILED,
-                )
-            )
-            return [], None
+        """Score each shard from the stored answers, planned and checked before the run was
+        recorded (`_plan_rescore`)."""
+        if self.planning_failure is not None:
+            return [], self.planning_failure
+        land_plan(self.context.store, f"{self.context.run_id}-plan", self.plans, self.engines.judge)
         progress.phase("scoring", len(self.plans))
         futures = [
             self.context.orchestrator.submit(
@@ -344,9 +340,17 @@ class _Run:
         landed = partial(self._landed, progress)
         return _collect(self.context.orchestrator, futures, self.engines.stop, landed)
 
-    def _plan_only(
-        self, progress: RunProgress, *, estimate: bool = True
-    ) -> tuple[list[ShardResult], BaseException | None]:
+    def _plan_only(self, progress: RunProgress) -> tuple[list[ShardResult], BaseException | None]:
+        """A dry run's stage: every shard planned, the plans and their estimates landed."""
+        failure = self._plan_all(progress)
+        if failure is not None:
+            return [], failure
+        land_plan(self.context.store, f"{self.context.run_id}-plan", self.plans, self.engines.judge)
+        self._land_estimates(self.plans)
+        return [], None
+
+    def _plan_all(self, progress: RunProgress) -> BaseException | None:
+        """Plan every shard at once (`self.plans`), landing nothing; a failed plan's error."""
         plan_futures = [
             self.context.orchestrator.submit(
                 PLAN_SHARD,
@@ -361,13 +365,9 @@ class _Run:
         plans, failure = _collect(
             self.context.orchestrator, plan_futures, self.engines.stop, lambda _: progress.advance()
         )
-        if failure is not None:
-            return [], failure
-        self.plans = plans
-        land_plan(self.context.store, f"{self.context.run_id}-plan", plans, self.engines.judge)
-        if estimate:
-            self._land_estimates(plans)
-        return [], None
+        if failure is None:
+            self.plans = plans
+        return failure
 
     def _plan_and_answer(
         self, progress: RunProgress

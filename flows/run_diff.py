@@ -29,6 +29,7 @@ from roadeval.storage.records import (
 )
 from roadeval.storage.store import Store
 from roadeval.storage.tables import part_key
+from roadeval.tasks.report.run_reads import require_outcomes, run_record
 from roadeval.tasks.rerun.changes import ChangeKind, LedgerEntry, item_changes, ledger_of
 from roadeval.tasks.rerun.deltas import metric_deltas, score_changes
 from roadeval.tasks.results.manifest import RunManifest, shown_as
@@ -42,7 +43,8 @@ METRIC_LIMIT = 25
 
 
 class DiffError(ValueError):
-    """Two runs that cannot be compared: an unknown run, or runs of different panels."""
+    """Two runs that cannot be compared: an unknown run, or runs of different panels (a run
+    with nothing scored is a `ReportError`, as `show` says it)."""
 
 
 class NoBaseline(DiffError):
@@ -96,12 +98,24 @@ def _runs(con: duckdb.DuckDBPyConnection, store: Store, run_ids: Sequence[str]) 
             raise DiffError(
                 f"no run {run_id} in the store {store.uri} (`roadeval runs` lists them)"
             )
+        # A run with nothing scored (a dry run, one stopped before scoring) is refused as
+        # `show` refuses it: compared, it would read as a run in which nothing changed.
+        require_outcomes(con, run_record(con, run_id), "compare")
     return [found[run_id] for run_id in run_ids]
 
 
 def landed(store: Store, run_id: str) -> RunDiff:
     """What run `run_id` landed against its baseline run; NoBaseline when it had none."""
-    tables = ["run_events", "changes", "score_changes", "metric_deltas"]
+    # The answers, parses and scores too: a run with none of them is refused (`_runs`).
+    tables = [
+        "run_events",
+        "changes",
+        "score_changes",
+        "metric_deltas",
+        "responses",
+        "parses",
+        "scores",
+    ]
     with closing(connect(store, runs=[run_id], tables=tables)) as con:
         (run,) = _runs(con, store, [run_id])
         if run.baseline_run_id is None:

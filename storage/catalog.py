@@ -19,7 +19,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from roadeval.storage.heartbeats import MISSED_BEATS, read_heartbeat
+from roadeval.storage.heartbeats import run_liveness
 from roadeval.storage.index_digests import WHOLE, read_whole
 from roadeval.storage.landing import listed_parts
 from roadeval.storage.part_files import parts_dataset
@@ -192,15 +192,7 @@ def _runs_view(con: duckdb.DuckDBPyConnection, store: Store) -> None:
     now = datetime.now(UTC)
     liveness: list[tuple[str, datetime, bool]] = []
     for run_id, started_at, heartbeat_s in running:
-        beat = read_heartbeat(store, run_id)
-        if beat is None:
-            # No beat to read (the first is written before the `running` event, so this is
-            # a foreign or damaged store): judge it by its start.
-            last = started_at
-            living = (now - started_at).total_seconds() <= MISSED_BEATS * (heartbeat_s or 0)
-        else:
-            last, living = beat.at, beat.alive(now)
-        liveness.append((run_id, last, living))
+        liveness.append((run_id, *run_liveness(store, run_id, started_at, heartbeat_s, now)))
     con.execute(
         f"create table {_INTERNAL}.liveness "
         "(run_id varchar, heartbeat_at timestamp with time zone, alive boolean)"

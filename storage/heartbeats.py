@@ -67,3 +67,22 @@ def read_heartbeat(store: Store, run_id: str) -> Heartbeat | None:
     except (ValueError, KeyError, TypeError):
         # Half a heartbeat cannot be written (puts are atomic); a foreign file is no heartbeat.
         return None
+
+
+def run_liveness(
+    store: Store,
+    run_id: str,
+    started_at: datetime,
+    heartbeat_s: float | None,
+    now: datetime | None = None,
+) -> tuple[datetime, bool]:
+    """A `running` run's last sign of life, and whether it still goes (else it died): its
+    heartbeat's, or for a run with no beat to read, its start judged by its beat period (the
+    first beat is written before the `running` event, so that is a foreign or damaged store).
+    The one rule: `runs` reads a run `died` by it, and so does `--against`."""
+    now = now or datetime.now(UTC)
+    beat = read_heartbeat(store, run_id)
+    if beat is None:
+        living = (now - started_at).total_seconds() <= MISSED_BEATS * (heartbeat_s or 0)
+        return started_at, living
+    return beat.at, beat.alive(now)

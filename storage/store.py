@@ -142,6 +142,11 @@ class Store(ABC):
     def location(self, key: str) -> str:
         return f"{self.uri.rstrip('/')}/{key}"
 
+    def holds_file(self, path: Path) -> bool:
+        """Whether writing the local file `path` would write inside this store (a bucket's
+        store holds no local file)."""
+        return False
+
     def __reduce__(self) -> tuple[Any, tuple[str]]:
         # A store travels (to a Ray worker) as its URI, and opens there anew: clients and
         # connections do not pickle.
@@ -245,6 +250,15 @@ class LocalStore(Store):
 
     def is_present(self) -> bool:
         return self.root.is_dir() and any(self.root.iterdir())
+
+    def holds_file(self, path: Path) -> bool:
+        # Where the system would write it: relative to the working directory, through every
+        # symlink, `..` taken after the link it follows.
+        try:
+            where = path.resolve()
+        except (OSError, RuntimeError):
+            return False  # a symlink loop: nothing can be written there
+        return where == self.root or self.root in where.parents
 
 
 class S3Store(Store):

@@ -20,6 +20,7 @@ from roadeval.tasks.report.run_reads import (
     latest_run,
     metric_pairs,
     metrics,
+    require_outcomes,
     run_record,
     scored_count,
 )
@@ -135,16 +136,12 @@ def read_report(store: Store, run_id: str, timings: Timings | None = None) -> Re
         con.close()
         raise
     with closing(con):
-        with timings.measure("scored"):
-            scored = scored_count(con, run_id)
         with timings.measure("item health"):
             health = item_health(con, run_id)
-        if not scored and not health:
-            raise ReportError(
-                f"run {run_id} has no scores ({run.status}): nothing to report"
-                + (f"; {run.message}" if run.message else "")
-            )
         # A run whose every item failed has no scores, and its report says why.
+        require_outcomes(con, run, "report", health)
+        with timings.measure("scored"):
+            scored = scored_count(con, run_id)
         with timings.measure("metrics"):
             found_metrics = metrics(con, run_id)
         with timings.measure("metric_pairs"):
@@ -201,6 +198,5 @@ def read_summary(store: Store, run_id: str) -> RunSummaryData:
     with closing(connect(store, runs=[run_id])) as con:
         run = run_record(con, run_id)
         health = item_health(con, run_id)
-        if not health and not scored_count(con, run_id):
-            raise ReportError(f"run {run_id} has no scores ({run.status}): nothing to show")
+        require_outcomes(con, run, "show", health)
         return RunSummaryData(run, metrics(con, run_id), metric_pairs(con, run_id), health)

@@ -92,6 +92,26 @@ def scored_count(con: duckdb.DuckDBPyConnection, run_id: str) -> int:
     return int(row[0]) if row else 0
 
 
+def require_outcomes(
+    con: duckdb.DuckDBPyConnection,
+    run: RunRecord,
+    nothing_to: str,
+    health: dict[tuple[str, str, str], ItemHealth] | None = None,
+) -> None:
+    """A ReportError for a run with no item outcome: nothing scored, no answer failed or went
+    unread (a dry run, a run stopped before it scored). Reports, `show` and the run diffs all
+    refuse such a run with this one line; a run whose every item failed has outcomes (its
+    health says why). `health`: the run's, when already read."""
+    if health is None:
+        health = item_health(con, run.run_id)
+    if health or scored_count(con, run.run_id):
+        return
+    raise ReportError(
+        f"run {run.run_id} has no scores ({run.status}): nothing to {nothing_to}"
+        + (f"; {run.message}" if run.message else "")
+    )
+
+
 def metrics(con: duckdb.DuckDBPyConnection, run_id: str) -> list[MetricRow]:
     rows = _rows(
         con,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +26,7 @@ PANEL = "changes-test"
 @dataclass(frozen=True)
 class Runs:
     store: str
+    panel: Path  # the panel of `first` and `second`
     other: str  # a run of another panel, first in the store
     first: str
     second: str
@@ -73,7 +75,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
         result = invoke("run", "--panel", str(panel), "--store", store)
         assert result.exit_code == 0, result.output
     ids = [line.strip() for line in query_csv(store, "select run_id from runs order by started_at")]
-    return Runs(store, ids[1], ids[2], ids[3], n_items)
+    return Runs(store, panel, ids[1], ids[2], ids[3], n_items)
 
 
 def _items_row(output: str, *counts: int) -> bool:
@@ -156,6 +158,25 @@ def test_bad_runs_exit_2_with_one_line(runs: Runs, args: list[str], message: str
     assert result.exit_code == 2, result.output
     assert result.output.startswith("error: ") and message in result.output
     assert len(result.output.strip().splitlines()) == 1, result.output
+
+
+def test_a_run_with_no_scores_is_refused_as_show_refuses_it(
+    runs: Runs, tmp_path: Path, inline: None
+) -> None:
+    """A dry run (compared with its baseline, scored nothing) is not a run in which nothing
+    changed: `changes` and `diff` either way round refuse it in one line, exit 2."""
+    store = str(tmp_path / "store")
+    shutil.copytree(runs.store, store)
+    planned = invoke("campaign", "--panel", str(runs.panel), "--store", store, "--dry-run")
+    assert planned.exit_code == 0, planned.output
+    dry = query_csv(store, "select run_id from runs where status = 'planned'")[1]
+    shown = invoke("show", dry, "--store", store)
+    assert shown.exit_code == 2
+    assert f"run {dry} has no scores (planned): nothing to show" in shown.output
+    for args in (["changes", dry], ["diff", runs.second, dry], ["diff", dry, runs.second]):
+        result = invoke(*args, "--store", store)
+        assert result.exit_code == 2, (args, result.output)
+        assert result.output == f"error: run {dry} has no scores (planned): nothing to compare\n"
 
 
 def test_no_store_exits_2(tmp_path: Path) -> None:

@@ -5,8 +5,10 @@ counts as integers; bad input is one line and exit 2."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +18,7 @@ from roadeval.benchmarks.registry import load_suite
 from roadeval.storage.catalog import query
 from roadeval.storage.store import open_store
 
+from support.cli_process import ROADEVAL
 from support.html_tables import read_page
 from support.orchestrators import no_prefect_api
 from support.trip_panel import invoke, query_csv, trip_gold, write_panel
@@ -177,6 +180,98 @@ def test_report_writes_where_out_says_and_keeps_its_copy(demo: Demo, tmp_path: P
     assert f"report of run {demo.run_id}: {kept}" in result.output
     assert out.read_bytes() == kept.read_bytes()
     assert f"run <code>{demo.run_id}</code>" in out.read_text(encoding="utf-8")
+
+
+def _show_into(way: str, args: list[str]) -> subprocess.CompletedProcess[str]:
+    """`roadeval ARGS` (the console script, as a user runs it) with its stdout closed, a pipe
+    whose reader is gone, or the full device."""
+    env = {**os.environ, "COLUMNS": "200"}
+    if way == "closed":  # roadeval ... >&-
+        command = ["sh", "-c", 'exec "$0" "$@" >&-', str(ROADEVAL), *args]
+        return subprocess.run(command, stderr=subprocess.PIPE, text=True, env=env, timeout=120)
+    if way == "no reader":  # roadeval ... | head -0
+        read, write = os.pipe()
+        os.close(read)
+        try:
+            return subprocess.run(
+                [str(ROADEVAL), *args],
+                stdout=write,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=env,
+                timeout=120,
+            )
+        finally:
+            os.close(write)
+    with open("/dev/full", "w") as full:  # roadeval ... > /dev/full
+        return subprocess.run(
+            [str(ROADEVAL), *args], stdout=full, stderr=subprocess.PIPE, text=True, env=env
+        )
+
+
+@pytest.mark.parametrize(
+    ("way", "said"),
+    [
+        ("closed", "error: the output could not be written: standard output is closed\n"),
+        ("no reader", ""),  # a pipe's ordinary end: nothing to say
+        ("full device", "error: the output could not be written: No space left on device\n"),
+    ],
+    ids=["closed", "no-reader", "full-device"],
+)
+@pytest.mark.parametrize("command", [["show"], ["runs", "--format", "csv"]], ids=["show", "runs"])
+def test_output_that_cannot_be_written_exits_non_zero(
+    demo: Demo, way: str, said: str, command: list[str]
+) -> None:
+    if way == "full device" and not Path("/dev/full").exists():
+        pytest.skip("no /dev/full on this system")
+    done = _show_into(way, [*command, "--store", str(demo.store)])
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == said
+
+
+@pytest.mark.parametrize(
+    ("store_flag", "from_env", "out"),
+    [
+        ("roadeval-data", False, "roadeval-data/runs/{run}/manifest.json"),
+        (None, False, "./roadeval-data/../roadeval-data/runs/{run}/manifest.json"),  # default
+        (None, True, "tables-link/{part}"),  # ROADEVAL_STORE; the path through a symlink
+        ("linked", False, "roadeval-data/tables/{part}"),  # the store named by a symlink
+    ],
+)
+def test_report_out_inside_the_store_is_refused(
+    demo: Demo,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    store_flag: str | None,
+    from_env: bool,
+    out: str,
+) -> None:
+    """`--out` over the run's manifest or a landed Parquet part would break the store: refused
+    (one line, exit 2) however the store and the path are named, and nothing is touched."""
+    work = tmp_path / "work"
+    store = work / "roadeval-data"
+    shutil.copytree(demo.store, store)
+    (work / "linked").symlink_to(store)
+    (work / "tables-link").symlink_to(store / "tables")
+    monkeypatch.chdir(work)
+    monkeypatch.delenv("ROADEVAL_STORE", raising=False)
+    if from_env:
+        monkeypatch.setenv("ROADEVAL_STORE", str(store))
+    part = next((store / "tables" / "scores").rglob("*.parquet")).relative_to(store / "tables")
+    named = out.format(run=demo.run_id, part=part)
+    target = (work / named).resolve()
+    before = target.read_bytes()
+    flags = ["--store", store_flag] if store_flag is not None else []
+    result = invoke("report", demo.run_id, *flags, "--out", named)
+    assert result.exit_code == 2, result.output
+    message = " ".join(result.output.split())
+    assert message.startswith(f"error: --out {Path(named)}"), message
+    assert message.endswith(
+        f"inside the store {store}, where only roadeval writes; give a path outside it"
+    ), message
+    assert len(result.output.splitlines()) == 1, result.output
+    assert target.read_bytes() == before
+    assert int(query_csv(str(store), "select count(*) from scores")[1]) > 0
 
 
 @pytest.mark.parametrize("command", ["report", "show"])

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from os import getpid
 from pathlib import Path
+from socket import gethostname
 from typing import Any
 from urllib.parse import quote
 
@@ -14,10 +17,12 @@ import pytest
 
 from roadeval.benchmarks.registry import get_suite
 from roadeval.benchmarks.trip.suite import TripSuite
-from roadeval.storage.landing import visible_parts
+from roadeval.storage.heartbeats import Heartbeat, heartbeat_key
+from roadeval.storage.landing import Part, land, visible_parts
 from roadeval.storage.store import LocalStore
 
 from support.model_server import ModelServer, Reply
+from support.rows import record
 from support.trip_panel import gold_rule, invoke, query_csv, seen_by_model, trip_gold, write_panel
 
 pytestmark = pytest.mark.usefixtures("inline")
@@ -285,6 +290,23 @@ def test_a_rescore_refuses_when_an_answer_is_missing(tmp_path: Path, server: Mod
     assert "no stored answer" in " ".join(result.output.split())
     assert "NEW_1" in result.output
     assert _hits(server) == 0
+    assert len(_manifests(store)) == 1  # the first run's: the refused rescore left none
+
+
+def test_a_refused_rescore_leaves_no_run_behind(tmp_path: Path) -> None:
+    """A rescore the store cannot answer is bad input: refused before the run is recorded, so
+    `runs` lists no `failed` run of it (and a later rerun's baseline is not disturbed)."""
+    source, _ = trip_gold(tmp_path)
+    panel = write_panel(tmp_path / "panel.yaml", source, [{"model": "roadeval/always-a"}])
+    store = tmp_path / "store"
+    result = invoke("rescore", "--panel", str(panel), "--store", str(store))
+    assert result.exit_code == 2, result.output
+    message = " ".join(result.output.split())
+    n = len(_rows(source))
+    assert message.startswith(f"error: rescore: {n} items have no stored answer (first: trip x ")
+    assert message.endswith("a rescore asks no model: run the panel to ask them"), message
+    assert not (store / "runs").exists()
+    assert not list(store.glob("tables/run_events/*"))
 
 
 def test_against_an_unknown_run_or_another_panels_run_is_refused_before_any_call(
@@ -306,6 +328,31 @@ def test_against_an_unknown_run_or_another_panels_run_is_refused_before_any_call
     assert "panel 'other'" in " ".join(foreign.output.split())
     assert _hits(server) == 0
     assert len(_manifests(store)) == 1
+
+
+def test_against_a_run_that_died_says_it_died(tmp_path: Path) -> None:
+    """A run killed mid-way keeps its `running` event, and its heartbeat stops: `--against` it
+    reads it as `runs` does, died, not running."""
+    source, _ = trip_gold(tmp_path)
+    panel = write_panel(tmp_path / "panel.yaml", source, [{"model": "roadeval/always-a"}])
+    store = LocalStore(tmp_path / "store")
+    started = datetime.now(UTC) - timedelta(hours=1)
+    when = {"started_at": started, "heartbeat_s": 15.0}
+    event = record("run_events", run_id="r1", seq=0, status="running", panel="test", **when)
+    land(store, "r1-event-000", [Part("run_events", [event])])
+    # Its last beat, from a process of this machine that still lives: stopped by time alone.
+    beat = Heartbeat(run_id="r1", at=started, interval_s=15.0, host=gethostname(), pid=getpid())
+    store.put(heartbeat_key("r1"), beat.to_json())
+    assert query_csv(store.uri, "select status from runs")[1:] == ["died"]
+    result = invoke("run", "--panel", str(panel), "--store", store.uri, "--against", "r1")
+    assert result.exit_code == 2, result.output
+    message = " ".join(result.output.split())
+    at = f"{started:%Y-%m-%d %H:%M:%S} UTC"
+    assert message.startswith(
+        f"error: --against r1: that run died (its last heartbeat was at {at}), not finished; "
+        "a baseline must be a finished run"
+    ), message
+    assert query_csv(store.uri, "select count(*) from runs")[1:] == ["1"]
 
 
 def _stride_panel(tmp_path: Path, source: Path, judge_params: dict[str, Any]) -> Path:
