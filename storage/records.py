@@ -275,6 +275,12 @@ class ParseRow(AboutItem):
     detail: str
 
 
+# The metric of the one score row of an item whose suite's scorer raised: every metric ('*'), as
+# it cannot say which it would have had (`tasks.shard.rows.score_rows`). The manifest's unscored
+# metrics and the shard counts name it so too.
+EVERY_METRIC = "*"
+
+
 @table("scores")
 @dataclass(frozen=True)
 class ScoreRow(AboutItem):
