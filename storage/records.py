@@ -391,6 +391,9 @@ class RunEventRow:
     scoring_engine: str | None = None
     scoring_address: str | None = None
     prefect_api_url: str | None = None
+    # Items a suite's scorer raised on (unscored, not in n_scored; None in rows landed before
+    # it was kept: the manifest's `totals.scorer_errors` has it).
+    n_scorer_errors: int | None = None
 
 
 @table("changes")
