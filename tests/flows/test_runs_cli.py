@@ -10,16 +10,21 @@ from typing import Any
 
 import pytest
 
-from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.registry import get_suite
-from roadeval.benchmarks.suite import ParsedAnswer
-from roadeval.benchmarks.trip.suite import TripSuite
 from roadeval.flows.run_landed import LANDED_COLUMNS, landed_counts
 from roadeval.storage.store import open_store
 
 from support.cli_process import start_cli, wait_until
 from support.model_server import ModelServer, Reply
-from support.trip_panel import gold_rule, invoke, query_csv, seen_by_model, trip_gold, write_panel
+from support.trip_panel import (
+    gold_rule,
+    invoke,
+    query_csv,
+    seen_by_model,
+    trip_gold,
+    trip_scorer_raises_on,
+    write_panel,
+)
 
 pytestmark = pytest.mark.usefixtures("inline")
 
@@ -91,23 +96,12 @@ def test_runs_counts_what_a_died_run_landed(tmp_path: Path, server: ModelServer)
     assert _accounted(row) == len(gold)
 
 
-def _scorer_raises_on(monkeypatch: pytest.MonkeyPatch, broken: set[str]) -> None:
-    scored = TripSuite.score
-
-    def score_or_raise(self: TripSuite, item: Item, parsed: ParsedAnswer) -> dict[str, float]:
-        if item.item_id in broken:
-            raise RuntimeError(f"gold of {item.item_id} will not read")
-        return scored(self, item, parsed)
-
-    monkeypatch.setattr(TripSuite, "score", score_or_raise)
-
-
 def test_runs_counts_the_items_a_scorer_failed_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     source, gold = trip_gold(tmp_path)
     broken = {item.item_id for item in get_suite("trip").load(source).items[3:5]}
-    _scorer_raises_on(monkeypatch, broken)
+    trip_scorer_raises_on(monkeypatch, broken)
     models: list[dict[str, Any]] = [{"model": "roadeval/always-a"}]
     panel = write_panel(tmp_path / "p.yaml", source, models, **ENGINES)
     store = tmp_path / "store"
@@ -128,7 +122,7 @@ def test_a_runs_counts_read_from_what_it_landed_are_the_counts_it_recorded(
     # agree on every count a finished run recorded.
     source, gold = trip_gold(tmp_path)
     items = get_suite("trip").load(source).items
-    _scorer_raises_on(monkeypatch, {items[3].item_id, items[4].item_id})
+    trip_scorer_raises_on(monkeypatch, {items[3].item_id, items[4].item_id})
     refused = {seen_by_model(get_suite("trip").messages(item)) for item in items[6:9]}
     answer = gold_rule(gold)
 

@@ -23,7 +23,14 @@ from roadeval.benchmarks.trip.suite import TripSuite
 
 from support import faulty_scoring
 from support.model_server import ModelServer
-from support.trip_panel import gold_rule, invoke, query_csv, trip_gold, write_panel
+from support.trip_panel import (
+    gold_rule,
+    invoke,
+    query_csv,
+    trip_gold,
+    trip_scorer_raises_on,
+    write_panel,
+)
 
 SECRET = "sk-scorer-secret-0123456789"
 REDACTED = "[redacted:ROADEVAL_SCORER_TEST_KEY]"
@@ -51,14 +58,7 @@ def _broken_trip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path,
     monkeypatch.setenv("ROADEVAL_SCORER_TEST_KEY", SECRET)
     source, gold = trip_gold(tmp_path)
     broken = get_suite("trip").load(source).items[3].item_id
-    scored = TripSuite.score
-
-    def score_or_raise(self: TripSuite, item: Item, parsed: ParsedAnswer) -> dict[str, float]:
-        if item.item_id == broken:
-            raise RuntimeError(f"gold of {item.item_id} will not read (key {SECRET})")
-        return scored(self, item, parsed)
-
-    monkeypatch.setattr(TripSuite, "score", score_or_raise)
+    trip_scorer_raises_on(monkeypatch, {broken}, f"key {SECRET}")
     panel = write_panel(tmp_path / "p.yaml", source, [{"model": "roadeval/always-a"}])
     return panel, broken, len(gold)
 
@@ -221,14 +221,8 @@ def test_a_rerun_scores_again_what_a_scorer_failed_on_from_the_stored_answer(
     source, gold = trip_gold(tmp_path)
     server.rules["fixable"] = gold_rule(gold)
     broken = get_suite("trip").load(source).items[3].item_id
-    scored = TripSuite.score
-
-    def score_or_raise(self: TripSuite, item: Item, parsed: ParsedAnswer) -> dict[str, float]:
-        if item.item_id == broken:
-            raise RuntimeError(f"gold of {item.item_id} will not read")
-        return scored(self, item, parsed)
-
-    monkeypatch.setattr(TripSuite, "score", score_or_raise)
+    unpatched = TripSuite.score
+    trip_scorer_raises_on(monkeypatch, {broken})
     model = {"model": "openai/fixable", "name": "fixable", "api_base": server.api_base}
     engines = {"scoring": {"engine": "local"}, "render": {"engine": "local"}}
     panel = write_panel(tmp_path / "p.yaml", source, [model], **engines)
@@ -240,7 +234,7 @@ def test_a_rerun_scores_again_what_a_scorer_failed_on_from_the_stored_answer(
     assert asked == len(gold)
 
     # Run 2 of the same panel, the fault gone (the scorer's version and options unchanged).
-    monkeypatch.setattr(TripSuite, "score", scored)
+    monkeypatch.setattr(TripSuite, "score", unpatched)
     second = invoke("run", "--panel", str(panel), "--store", str(store), "--strict")
     assert second.exit_code == 0, second.output
     assert "not scored" not in _one_line(second)
