@@ -155,7 +155,8 @@ class BaselineReader:
     def candidates(self, changes: Mapping[str, Sequence[ChangeRow]]) -> CopyCandidates:
         """Per suite x model x sample x variant, the items whose baseline outcome a plan may
         copy: the item unchanged, scored by the same rules, and scored by the baseline shown
-        the same way (the plan still checks every request key)."""
+        the same way (one its scorer raised on has no outcome: it is scored again); the plan
+        still checks every request key."""
         unchanged = {
             suite: frozenset(row.item_id for row in rows if row.kind == "unchanged")
             for suite, rows in changes.items()

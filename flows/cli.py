@@ -279,7 +279,7 @@ def _rerun_lines(summary: RunSummary) -> list[str]:
 def _scorer_error_lines(summary: RunSummary) -> list[str]:
     """Per suite x model whose scorer raised: how many items it left unscored, and the first
     error (the run finished; `--strict` makes that exit 1)."""
-    from roadeval.tasks.shard.counts import EVERY_METRIC
+    from roadeval.storage.records import EVERY_METRIC
 
     lines = []
     for pair in summary.manifest.counts:

@@ -14,7 +14,7 @@ import typer
 from rich.table import Table
 from typer.core import TyperArgument, TyperCommand
 
-from roadeval.flows.cli_app import app, consoles, fail, printable
+from roadeval.flows.cli_app import app, consoles, fail, printable, reading_store
 
 if TYPE_CHECKING:
     from roadeval.storage.store import Store
@@ -115,6 +115,11 @@ _MANIFEST_MODELS = (
     "json_extract(manifest_json, '$.models[*]'), "
     "lambda m: coalesce(m->>'name', m->>'model')), ', ') end"
 )
+# Items a scorer raised on, for a run landed before its event kept them (its manifest did).
+_MANIFEST_SCORER_ERRORS = (
+    "case when json_valid(manifest_json) then "
+    "try_cast(manifest_json->>'$.totals.scorer_errors' as bigint) end"
+)
 
 
 @app.command()
@@ -123,17 +128,46 @@ def runs(
     format: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.table,
 ) -> None:
     """List the store's runs: running, finished, failed, interrupted, or died (no heartbeat),
-    with their panel, suites, models, counts and cost."""
+    with their panel, suites, models, counts and cost (a died run's: of what it landed)."""
     sql = (
         "select run_id, status, started_at, ended_at, panel, "
         f"{_MANIFEST_SUITES} as suites, {_MANIFEST_MODELS} as models, "
-        "baseline_run_id as baseline, n_items, n_scored, n_calls, n_cached, "
-        "n_errors, n_interrupted + n_not_run as n_unfinished, cost_usd, message "
+        "baseline_run_id as baseline, n_items, n_scored, "
+        f"coalesce(n_scorer_errors, {_MANIFEST_SCORER_ERRORS}) as n_scorer_errors, n_calls, "
+        "n_cached, n_errors, n_interrupted + n_not_run as n_unfinished, cost_usd, message "
         "from runs order by started_at"
     )
     # `runs` reads no suite's own table: no suite needs loading.
     columns, rows = _query(store, sql, False, every_suite=False)
+    died = [str(row[0]) for row in rows if row[1] == "died"]
+    if died:
+        rows = _counted_as_landed(store, columns, rows, died)
     _print_rows(columns, rows, format)
+
+
+def _counted_as_landed(
+    store: str | None, columns: list[str], rows: list[tuple[Any, ...]], died: list[str]
+) -> list[tuple[Any, ...]]:
+    """The rows of runs that died with their counts of what they landed (`run_landed`): their
+    one event counted nothing. Every item not landed is unfinished (a resume asks it)."""
+    from roadeval.flows.run_landed import LANDED_COLUMNS, landed_counts
+
+    with reading_store():
+        landed = landed_counts(open_present(store), died)
+    at = {name: columns.index(name) for name in (*LANDED_COLUMNS, "n_items", "n_unfinished")}
+    ended = ("n_scored", "n_scorer_errors", "n_errors")
+    counted: list[tuple[Any, ...]] = []
+    for row in rows:
+        if row[0] not in died:
+            counted.append(row)
+            continue
+        cells = list(row)
+        found = landed.get(row[0], {})
+        for name in LANDED_COLUMNS:
+            cells[at[name]] = found.get(name, 0)
+        cells[at["n_unfinished"]] = row[at["n_items"]] - sum(cells[at[n]] for n in ended)
+        counted.append(tuple(cells))
+    return counted
 
 
 def _query(

@@ -275,6 +275,12 @@ class ParseRow(AboutItem):
     detail: str
 
 
+# The metric of the one score row of an item whose suite's scorer raised: every metric ('*'), as
+# it cannot say which it would have had (`tasks.shard.rows.score_rows`). The manifest's unscored
+# metrics and the shard counts name it so too.
+EVERY_METRIC = "*"
+
+
 @table("scores")
 @dataclass(frozen=True)
 class ScoreRow(AboutItem):
@@ -385,6 +391,9 @@ class RunEventRow:
     scoring_engine: str | None = None
     scoring_address: str | None = None
     prefect_api_url: str | None = None
+    # Items a suite's scorer raised on (unscored, not in n_scored; None in rows landed before
+    # it was kept: the manifest's `totals.scorer_errors` has it).
+    n_scorer_errors: int | None = None
 
 
 @table("changes")

@@ -2,8 +2,10 @@
 parts it landed (a few reads, never one per request), and what of it a rerun may reuse.
 
 An answer is reused for exactly the request key it answered. An item's score rows are copied
-only when the rerun would ask exactly what the baseline asked (the same request key at every
-attempt of the chain, so the same item content and prompt) and score it by the same rules.
+only when they are a score (its suite's scorer did not raise on it), the rerun would ask exactly
+what the baseline asked (the same request key at every attempt of the chain, so the same item
+content and prompt) and score it by the same rules. An item its scorer raised on is scored again
+from its stored answer, as an item whose model call failed is asked again.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from roadeval.storage.landing import (
     records_of,
     visible_keys,
 )
-from roadeval.storage.records import ResponseRow, ScoreRow
+from roadeval.storage.records import EVERY_METRIC, ResponseRow, ScoreRow
 from roadeval.storage.store import Store
 from roadeval.storage.tables import SCHEMAS, part_key
 from roadeval.tasks.requests.request import ModelCall
@@ -96,17 +98,6 @@ class StoredOutcome:
             rule=column["rule"][at],
             detail=column["detail"][at],
         )
-
-    @property
-    def score_rows(self) -> tuple[ScoreRow, ...]:
-        """The item's score rows as records (made on demand: a copy lands them by column)."""
-        return self.scores.records(self.landed.at["scores"])
-
-    @property
-    def score_metrics(self) -> tuple[str, ...]:
-        """The metrics of the item's score rows, as landed."""
-        metric = self.scores.values["metric"]
-        return tuple(metric[at] for at in self.landed.at["scores"])
 
     def score_values(self) -> tuple[dict[str, float], dict[str, str]]:
         """The item's scores (metric: value) and its unscored metrics (metric: why)."""
@@ -316,10 +307,12 @@ class _Rows:
         self, key: OutcomeKey, responses: list[int], parses: list[int], scores: list[int]
     ) -> StoredOutcome | None:
         """An item's whole scored chain (rows by number), or None when the baseline did not
-        land one (an error, a stop, an answer missing at some attempt)."""
+        land one (an error, a stop, an answer missing at some attempt, a scorer that raised:
+        its one row, metric `*`, is no score to reuse)."""
         roles, attempts = self.answers.roles, self.answers.attempts
         answers = {attempts[at]: at for at in responses if roles[at] == "answer"}
-        if not parses or not answers:
+        metrics = self.scores.values["metric"]
+        if not parses or not answers or any(metrics[at] == EVERY_METRIC for at in scores):
             return None
         attempt_of = self.parses.values["attempt"]
         by_attempt = sorted(parses, key=attempt_of.__getitem__)

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from roadeval.storage.records import MetricPairRow, MetricRow
+from roadeval.storage.records import EVERY_METRIC, MetricPairRow, MetricRow
 from roadeval.tasks.results.ablation import BlindTable, blind_tables
 from roadeval.tasks.results.aggregate import ALL, SUITE_WIDE
 from roadeval.tasks.results.formats import MISSING, SuiteRules, decimals_for, format_interval
@@ -30,7 +30,6 @@ from roadeval.tasks.results.leaderboard import (
     variant_of,
 )
 from roadeval.tasks.results.manifest import PairCounts, RunManifest, shown_as
-from roadeval.tasks.shard.counts import EVERY_METRIC
 
 
 def _task_order(key: tuple[str, ...]) -> tuple[tuple[int, int, str], tuple[str, ...]]:

@@ -10,10 +10,6 @@ from collections import Counter
 
 from pydantic import BaseModel, ConfigDict, Field
 
-# The metric an item whose scorer raised is unscored for: every metric it has ('*'), in its one
-# score row (`rows.score_rows`) and in the manifest's unscored metrics.
-EVERY_METRIC = "*"
-
 
 class Counts(BaseModel):
     """The named counts of one suite x model (or of a whole run), each described where it is

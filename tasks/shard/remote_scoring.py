@@ -14,7 +14,6 @@ folder there.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import threading
@@ -37,7 +36,6 @@ from roadeval.tasks.calls.stopping import StopSignal
 from roadeval.tasks.requests.request import ModelCall
 
 if TYPE_CHECKING:
-    from roadeval.storage.records import ScoreRow
     from roadeval.tasks.calls.authority import AuthorityServer
     from roadeval.tasks.calls.gateway import ModelClient
 
@@ -124,13 +122,6 @@ class ScorerError:
         if len(message) > MAX_ERROR_MESSAGE:
             message = message[:MAX_ERROR_MESSAGE] + "..."
         return cls(type(exc).__name__, message)
-
-    @classmethod
-    def from_row(cls, row: ScoreRow) -> ScorerError:
-        """The error a landed `*` score row records (see `rows.score_rows`)."""
-        details = json.loads(row.details_json) if row.details_json else {}
-        error = details.get(SCORER_ERROR) or {}
-        return cls(str(error.get("type", "")), str(error.get("message", "")))
 
     @property
     def reason(self) -> str:

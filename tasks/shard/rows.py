@@ -7,11 +7,10 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
-from roadeval.storage.records import ParseRow, ResponseRow, ScoreRow
+from roadeval.storage.records import EVERY_METRIC, ParseRow, ResponseRow, ScoreRow
 from roadeval.tasks.calls.gateway import ModelClient
 from roadeval.tasks.requests.request import ModelCall
 from roadeval.tasks.shard.answer import ItemOutcome
-from roadeval.tasks.shard.counts import EVERY_METRIC
 
 
 def _json(value: Any) -> str:

@@ -15,7 +15,13 @@ from datetime import UTC, datetime
 
 from roadeval.benchmarks.suite import ItemScore, ParseStatus, ScoredItem
 from roadeval.storage.landing import Part, land
-from roadeval.storage.records import ParseRow, ResponseRow, ScoreChangeRow, ScoreRow
+from roadeval.storage.records import (
+    EVERY_METRIC,
+    ParseRow,
+    ResponseRow,
+    ScoreChangeRow,
+    ScoreRow,
+)
 from roadeval.storage.store import Store, StoreError, describe_store_error
 from roadeval.tasks.cache.responses import CorruptEntry, ResponseCache
 from roadeval.tasks.calls.gateway import ModelClient, run_on_gateway
@@ -24,9 +30,9 @@ from roadeval.tasks.rerun.deltas import score_changes
 from roadeval.tasks.shard.answer import ItemOutcome, answer_item
 from roadeval.tasks.shard.asking import asker_for
 from roadeval.tasks.shard.copied_rows import copied_tables
-from roadeval.tasks.shard.counts import EVERY_METRIC, new_counts
+from roadeval.tasks.shard.counts import new_counts
 from roadeval.tasks.shard.plan import PlannedItem, Shard, ShardPlan
-from roadeval.tasks.shard.remote_scoring import RemoteScoring, ScorerError
+from roadeval.tasks.shard.remote_scoring import RemoteScoring
 from roadeval.tasks.shard.rows import parse_rows, response_rows, score_rows
 from roadeval.tasks.shard.scoring import ScorerErrors, score_all
 
@@ -158,19 +164,16 @@ def _land(
 def copied_outcome(planned: PlannedItem, variant: str = "") -> ItemOutcome:
     """The baseline's outcome of an item (shown as `variant`), as this run's: its answers
     reused (cached, cost nothing), its final parse read back, its score rows to be copied as
-    they are. Its answers are not made (`summarise` counts them from the stored chain): its
-    rows land by column."""
+    they are (a scored outcome's: one its scorer raised on is scored again, never copied). Its
+    answers are not made (`summarise` counts them from the stored chain): its rows land by
+    column."""
     stored = planned.reused
     assert stored is not None
     outcome = ItemOutcome(
         planned.item, sample=planned.requests[0].sample, variant=variant, copied=stored
     )
-    if EVERY_METRIC in stored.score_metrics:
-        row = next(r for r in stored.score_rows if r.metric == EVERY_METRIC)
-        outcome.scorer_error = ScorerError.from_row(row)
-    else:
-        values, unscored = stored.score_values()
-        outcome.score = ItemScore(values=values, unscored=unscored)
+    values, unscored = stored.score_values()
+    outcome.score = ItemScore(values=values, unscored=unscored)
     return outcome
 
 

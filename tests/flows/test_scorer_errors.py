@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import json
 import logging
+import re
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,15 @@ from roadeval.benchmarks.suite import ParsedAnswer
 from roadeval.benchmarks.trip.suite import TripSuite
 
 from support import faulty_scoring
-from support.trip_panel import invoke, query_csv, trip_gold, write_panel
+from support.model_server import ModelServer
+from support.trip_panel import (
+    gold_rule,
+    invoke,
+    query_csv,
+    trip_gold,
+    trip_scorer_raises_on,
+    write_panel,
+)
 
 SECRET = "sk-scorer-secret-0123456789"
 REDACTED = "[redacted:ROADEVAL_SCORER_TEST_KEY]"
@@ -35,9 +44,13 @@ def _rows(store: Path, sql: str) -> list[str]:
     return query_csv(str(store), sql)[1:]
 
 
+def _manifests(store: Path) -> list[dict[str, Any]]:
+    return [json.loads(path.read_text()) for path in (store / "runs").glob("*/manifest.json")]
+
+
 def _manifest(store: Path) -> dict[str, Any]:
-    [path] = (store / "runs").glob("*/manifest.json")
-    return json.loads(path.read_text())
+    [manifest] = _manifests(store)
+    return manifest
 
 
 def _broken_trip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, str, int]:
@@ -45,14 +58,7 @@ def _broken_trip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path,
     monkeypatch.setenv("ROADEVAL_SCORER_TEST_KEY", SECRET)
     source, gold = trip_gold(tmp_path)
     broken = get_suite("trip").load(source).items[3].item_id
-    scored = TripSuite.score
-
-    def score_or_raise(self: TripSuite, item: Item, parsed: ParsedAnswer) -> dict[str, float]:
-        if item.item_id == broken:
-            raise RuntimeError(f"gold of {item.item_id} will not read (key {SECRET})")
-        return scored(self, item, parsed)
-
-    monkeypatch.setattr(TripSuite, "score", score_or_raise)
+    trip_scorer_raises_on(monkeypatch, {broken}, f"key {SECRET}")
     panel = write_panel(tmp_path / "p.yaml", source, [{"model": "roadeval/always-a"}])
     return panel, broken, len(gold)
 
@@ -205,3 +211,53 @@ def test_a_scorer_item_error_on_a_ray_worker_is_caught_per_item(
     # traceback is the worker's, sent back and logged by the run.
     logged = _check_faulty_run(tmp_path, "ray", monkeypatch, caplog)
     assert "remote_scoring.py" in logged and "in one" in logged
+
+
+@pytest.mark.usefixtures("inline")
+def test_a_rerun_scores_again_what_a_scorer_failed_on_from_the_stored_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: ModelServer
+) -> None:
+    # Run 1: the model answers every item (its gold letter); TRIP's scorer raises on one.
+    source, gold = trip_gold(tmp_path)
+    server.rules["fixable"] = gold_rule(gold)
+    broken = get_suite("trip").load(source).items[3].item_id
+    unpatched = TripSuite.score
+    trip_scorer_raises_on(monkeypatch, {broken})
+    model = {"model": "openai/fixable", "name": "fixable", "api_base": server.api_base}
+    engines = {"scoring": {"engine": "local"}, "render": {"engine": "local"}}
+    panel = write_panel(tmp_path / "p.yaml", source, [model], **engines)
+    store = tmp_path / "store"
+    first = invoke("run", "--panel", str(panel), "--store", str(store))
+    assert first.exit_code == 0, first.output
+    assert "1 items not scored, their scorer raised" in _one_line(first)
+    asked = len(server.hits_for("fixable"))
+    assert asked == len(gold)
+
+    # Run 2 of the same panel, the fault gone (the scorer's version and options unchanged).
+    monkeypatch.setattr(TripSuite, "score", unpatched)
+    second = invoke("run", "--panel", str(panel), "--store", str(store), "--strict")
+    assert second.exit_code == 0, second.output
+    assert "not scored" not in _one_line(second)
+    # Scored again from the stored answer: no request was sent again.
+    assert len(server.hits_for("fixable")) == asked
+    old, new = (m["run_id"] for m in sorted(_manifests(store), key=lambda m: m["started_at"]))
+    rows = _rows(
+        store,
+        "select run_id, metric, status, value, request_key from scores "
+        f"where item_id = '{broken}' order by run_id, metric",
+    )
+    [before, *after] = [row.split(",") for row in rows]
+    assert before[:3] == [old, "*", "unscored"]
+    assert after and all(row[0] == new and row[2] == "scored" for row in after), rows
+    assert {row[4] for row in after} == {before[4]}  # the same answer, scored
+    totals = next(m for m in _manifests(store) if m["run_id"] == new)["totals"]
+    assert totals["scorer_errors"] == 0 and totals["scored"] == len(gold)
+    assert totals["calls"] == 0 and totals["scores_reused"] == len(gold) - 1
+    # `roadeval changes` counts it among what moved: one item of trip x fixable.
+    changes = invoke("changes", "--store", str(store))
+    assert changes.exit_code == 0, changes.output
+    assert "scores: none changed" not in changes.output
+    cells = rf"│\s*trip\s*│\s*fixable\s*│\s*0\s*│\s*0\s*│\s*0\s*│\s*{len(after) + 1}\s*│\s*1\s*│"
+    assert re.search(cells, changes.output), changes.output
+    diff = invoke("diff", old, new, "--store", str(store))
+    assert diff.exit_code == 0 and diff.output == changes.output, diff.output

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from typer.testing import CliRunner
 
+from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.registry import get_suite
+from roadeval.benchmarks.suite import ParsedAnswer
+from roadeval.benchmarks.trip.suite import TripSuite
 from roadeval.flows.cli import app
 
 from support.model_server import Reply, prompt_text
@@ -80,3 +85,19 @@ def answering_panel(tmp_path: Path, server: Any, name: str, reply: Reply) -> Pat
         scoring={"engine": "local"},
         render={"engine": "local"},
     )
+
+
+def trip_scorer_raises_on(
+    monkeypatch: pytest.MonkeyPatch, broken: Collection[str], note: str = ""
+) -> None:
+    """TRIP's scorer raises on the items `broken` (a RuntimeError naming the item, then `note`
+    in brackets), and scores the rest as before, until `monkeypatch` is undone."""
+    scored = TripSuite.score
+    tail = f" ({note})" if note else ""
+
+    def score_or_raise(self: TripSuite, item: Item, parsed: ParsedAnswer) -> dict[str, float]:
+        if item.item_id in broken:
+            raise RuntimeError(f"gold of {item.item_id} will not read{tail}")
+        return scored(self, item, parsed)
+
+    monkeypatch.setattr(TripSuite, "score", score_or_raise)

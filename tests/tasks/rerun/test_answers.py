@@ -10,11 +10,10 @@ import pyarrow as pa
 import pytest
 
 from roadeval.benchmarks.suite import ParsedAnswer, ParseStatus
-from roadeval.storage.records import SCHEMAS
+from roadeval.storage.records import EVERY_METRIC, SCHEMAS
 from roadeval.tasks.rerun import answers as module
 from roadeval.tasks.rerun.answers import BaselineAnswers
-from roadeval.tasks.shard.counts import EVERY_METRIC
-from roadeval.tasks.shard.remote_scoring import SCORER_ERROR, ScorerError
+from roadeval.tasks.shard.remote_scoring import SCORER_ERROR
 from roadeval.tasks.shard.stages import copied_outcome
 
 from support.rows import record
@@ -124,18 +123,22 @@ def test_an_outcomes_parse_and_scores_are_its_rows_read_from_columns() -> None:
     outcome = found.outcomes[("i3", 1, "")]
     assert outcome.final_parse == ParsedAnswer(ParseStatus.OK, "A", "letter", "")
     assert outcome.score_values() == ({"correct": 1.0}, {})
-    (row,) = outcome.score_rows
+    (row,) = found.scores(("i3", 1, ""))
     assert (row.item_id, row.metric, row.value, row.request_key) == ("i3", "correct", 1.0, "key-3")
-    assert found.scores(("i3", 1, "")) == outcome.score_rows
     assert found.scores(("missing", 1, "")) == ()
 
 
-def test_a_copied_outcome_whose_scorer_raised_is_copied_as_that_error() -> None:
+def test_an_item_its_scorer_raised_on_is_no_outcome_to_copy_but_its_answer_is_stored() -> None:
+    # Scored again from the stored answer by the rerun (as a failed call is asked again),
+    # and its '*' row is the baseline's score that the new scores are compared with.
     found = BaselineAnswers.of(RUN, _scorer_failed(_tables(3), 1))
-    failed, scored = found.outcomes[("i1", 1, "")], found.outcomes[("i2", 1, "")]
+    assert ("i1", 1, "") not in found.outcomes
+    call = found.stored("key-1")
+    assert call is not None and call.cached and call.text == "answer 1"
+    (row,) = found.scores(("i1", 1, ""))
+    assert (row.metric, row.status, row.value) == (EVERY_METRIC, "unscored", None)
+    scored = found.outcomes[("i2", 1, "")]
     request = SimpleNamespace(sample=1)
-    copy = copied_outcome(SimpleNamespace(item=object(), requests=[request], reused=failed))  # type: ignore[arg-type]
-    assert copy.score is None and copy.scorer_error == ScorerError("ValueError", "boom")
     copy = copied_outcome(SimpleNamespace(item=object(), requests=[request], reused=scored))  # type: ignore[arg-type]
     assert copy.scorer_error is None and copy.score is not None
     assert copy.score.values == {"correct": 0.0}
