@@ -343,7 +343,21 @@ def _stopped_message(stopped: RunStopped) -> str:
             f"{stopped.reason.message}: {kept}; {run}. Run the same command again to resume "
             "(answers already paid for are reused)."
         )
-    return f"{stopped.reason.message}; no further model calls were made. {kept}; {run}."
+    return f"{stopped.reason.message}; {_after_stop(summary.in_flight_at_stop)}. {kept}; {run}."
+
+
+def _after_stop(in_flight: int | None) -> str:
+    """What the model calls did once the run stopped: none started; those in flight (counted
+    over every process of the run) had the stop's grace to end."""
+    from roadeval.tasks.calls.stopping import grace_s
+
+    if not in_flight:
+        return "no model request started after that, and none was in flight"
+    requests = "request" if in_flight == 1 else "requests"
+    return (
+        f"no model request started after that ({in_flight} {requests} in flight had up to "
+        f"{grace_s():g} s to finish)"
+    )
 
 
 PanelOption = Annotated[Path, typer.Option("--panel", "-p", help="panel YAML file")]

@@ -36,11 +36,12 @@ from roadeval.storage.records import MetricPairRow, MetricRow
 from roadeval.storage.store import Store, StoreError, describe_store_error
 from roadeval.tasks.cache.journal import close_gateway_journals
 from roadeval.tasks.cache.responses import ResponseCache
+from roadeval.tasks.calls.admission import Gate
 from roadeval.tasks.calls.budget import OUT_OF_BUDGET, Budget
 from roadeval.tasks.calls.clients import ClientBuilder
 from roadeval.tasks.calls.gateway import ModelClient
 from roadeval.tasks.calls.secrets import Redactor, install_log_redaction, remove_log_redaction
-from roadeval.tasks.calls.stopping import StopReason, StopSignal
+from roadeval.tasks.calls.stopping import InFlightAtStop, StopReason, StopSignal
 from roadeval.tasks.results.aggregate import aggregate
 from roadeval.tasks.results.items import land_items
 from roadeval.tasks.results.manifest import (
@@ -79,6 +80,11 @@ def execute_run(
     builder = ClientBuilder(run_id, stop, redact, budget=budget)
     clients = {spec.label: builder.client(spec) for spec in panel.models}
     judge = builder.client(panel.judge) if panel.judge is not None else None
+    # The run's gates admit every request of it, in any process: this one holds them all (its
+    # builder has no authority to defer to), and other processes are admitted through them.
+    gates = [c.gate for c in [*clients.values(), judge] if c is not None]
+    held = [gate for gate in gates if isinstance(gate, Gate)]
+    in_flight = InFlightAtStop(stop, lambda: sum(gate.in_flight for gate in held))
     # The panel is checked (a model for every suite, a judge where one scores) before anything
     # is drawn; the shards are made after the renders, without the items that cannot be drawn.
     plan_shards(run_id, panel, loaded, clients)
@@ -104,7 +110,7 @@ def execute_run(
     run = _Run(
         RunContext(run_id, started, panel, store, orchestrator, dry_run, rescore, reports),
         RunInputs(loaded, renders, shards, not_covered, baseline, reader, changes, blind),
-        RunEngines(stop, redact, budget, judge, remote),
+        RunEngines(stop, redact, budget, judge, remote, in_flight),
     )
     # The run's items, plans and baseline answers: not freed one by one when the command ends.
     keep_until_exit(run)
@@ -254,6 +260,7 @@ class _Run:
             record_error = describe_store_error(self.context.store.uri, exc)
         summary = self.summary(last_key, [], manifest, results, reason.status)
         summary.record_error = record_error
+        summary.in_flight_at_stop = self.engines.in_flight.at_stop
         self.log.stopped(self.context.run_id, reason.status, reason.message, manifest.totals)
         raise RunStopped(summary, reason) from failure
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from roadeval.tasks.calls.budget import Budget
     from roadeval.tasks.calls.gateway import ModelClient
     from roadeval.tasks.calls.secrets import Redactor
-    from roadeval.tasks.calls.stopping import StopSignal
+    from roadeval.tasks.calls.stopping import InFlightAtStop, StopSignal
     from roadeval.tasks.render.stage import Renders
     from roadeval.tasks.shard.plan import Shard
     from roadeval.tasks.shard.remote_scoring import RemoteScoring
@@ -65,10 +65,12 @@ class RunInputs:
 
 @dataclass(frozen=True)
 class RunEngines:
-    """What the run calls with: its stop, redaction, budget, judge and scoring cluster."""
+    """What the run calls with: its stop, redaction, budget, judge and scoring cluster, and
+    how many of its requests were in flight when it stopped."""
 
     stop: StopSignal
     redact: Redactor
     budget: Budget
     judge: ModelClient | None
     remote: RemoteScoring | None
+    in_flight: InFlightAtStop

@@ -43,6 +43,9 @@ class RunSummary:
     # Why the run's last record (its `runs` event and manifest) could not be written, if it
     # could not (the store that stopped the run refused it too): `runs` then reads it `died`.
     record_error: str | None = None
+    # Requests of the run in flight (in any of its processes) when its stop was first requested:
+    # none started after it. None when the run was not stopped.
+    in_flight_at_stop: int | None = None
     # A finished run's report: where it is kept in the store and its address for a link, or
     # why it could not be built (the run is finished and landed either way).
     report: str | None = None

@@ -29,7 +29,13 @@ async def call_store(store: Store, stop: StopSignal, fn: Callable[..., T], *args
             return await asyncio.to_thread(fn, *args)
         return await asyncio.get_running_loop().run_in_executor(executor, fn, *args)
     except Exception as exc:
-        error = exc if isinstance(exc, StoreError) else None
-        error = error or StoreError(describe_store_error(store.uri, exc))
-        stop.request(StopReason(str(error), 1, "failed"))
-        raise error from exc
+        raise store_failed(store, stop, exc) from exc
+
+
+def store_failed(store: Store, stop: StopSignal, exc: Exception) -> StoreError:
+    """The StoreError naming `store` for `exc`, once the run's stop is requested: at the
+    failure, so that no request starts after it (the caller raises it)."""
+    error = exc if isinstance(exc, StoreError) else None
+    error = error or StoreError(describe_store_error(store.uri, exc))
+    stop.request(StopReason(str(error), 1, "failed"))
+    return error

@@ -150,6 +150,11 @@ class Gate:
     def counts_tokens(self) -> bool:
         return reserves_tokens(self.budget is not None, self.limiter.tpm)
 
+    @property
+    def in_flight(self) -> int:
+        """Requests let through and not yet ended, from every caller of the model."""
+        return self.limiter.in_flight
+
     def cost_of(self, request: ModelRequest) -> Cost:
         return request_cost(
             self.spec, request, budgeted=self.budget is not None, tokens=self.counts_tokens
@@ -175,8 +180,9 @@ class Gate:
         except BaseException:
             self._settle(reservation, 0.0)
             raise
-        if admission is not None and self.keys.failed:
-            # Declared while this request waited for its slot: it is not sent either.
+        if admission is not None and (self.keys.failed or self.stop.requested):
+            # Declared, or the run stopped, while this request waited for its slot (or as the
+            # answer whose slot it takes could not be kept): it is not sent either.
             self.limiter.release(admission)
             admission = None
         if admission is None:

@@ -2,7 +2,8 @@
 processes (the judge's Ray actor, answer workers): a small JSON-lines server on the driver's
 gateway loop that admits and settles their requests through the driver's own gates. So a model's
 limits, the run's budget and the count of a model's refused keys hold exactly however many
-processes call it, and a stop reaches every one of them.
+processes call it, and a stop reaches every one of them: a stop requested in any of them (its
+store failed) is told to the authority at once, which then admits no request from anyone.
 
 Only processes holding the run's token may speak to it; it binds 127.0.0.1 unless told to bind
 an address other machines of a cluster can reach.
@@ -14,8 +15,9 @@ import asyncio
 import contextlib
 import itertools
 import json
+import logging
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +25,6 @@ from roadeval.tasks.calls.admission import (
     Cost,
     Gate,
     Pass,
-    UnboundedCost,
     request_cost,
     reserves_tokens,
 )
@@ -34,6 +35,8 @@ from roadeval.tasks.calls.stats import CallStats
 from roadeval.tasks.calls.stopping import StopReason, StopSignal
 from roadeval.tasks.requests.model_spec import ModelSpec
 from roadeval.tasks.requests.request import ModelRequest
+
+_log = logging.getLogger(__name__)
 
 _LIMIT = 2**24  # one line may carry a 429's headers; never a prompt
 
@@ -85,13 +88,15 @@ class AuthorityServer:
         self._server: asyncio.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
         self._watch: asyncio.Task[None] | None = None
+        self._unlisten: Callable[[], None] | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
 
     async def start(self) -> AuthorityAddress:
         self.loop = asyncio.get_running_loop()
         self._server = await asyncio.start_server(self._serve, self.host, 0, limit=_LIMIT)
         port = self._server.sockets[0].getsockname()[1]
-        self._watch = asyncio.create_task(self._pass_on_stop())
+        self._watch = asyncio.create_task(self._pass_on_abort())
+        self._unlisten = self.stop.on_request(self._stop_requested)
         return AuthorityAddress(self.host, port, self.token)
 
     def close_from_any_thread(self) -> None:
@@ -101,6 +106,8 @@ class AuthorityServer:
             asyncio.run_coroutine_threadsafe(self.close(), loop).result(timeout=10)
 
     async def close(self) -> None:
+        if self._unlisten is not None:
+            self._unlisten()
         if self._watch is not None:
             self._watch.cancel()
         if self._server is not None:
@@ -109,17 +116,16 @@ class AuthorityServer:
                 writer.close()
             await self._server.wait_closed()
 
-    async def _pass_on_stop(self) -> None:
-        sent: StopReason | None = None
-        while True:
+    def _stop_requested(self, reason: StopReason) -> None:
+        """(Any thread.) Every caller is told at once (and none is admitted from now on)."""
+        loop = self.loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._broadcast, _stop_message(reason))
+
+    async def _pass_on_abort(self) -> None:
+        while not self.stop.aborted:
             await asyncio.sleep(0.1)
-            reason = self.stop.reason
-            if reason is not None and reason is not sent:
-                sent = reason
-                self._broadcast(_stop_message(reason))
-            if self.stop.aborted:
-                self._broadcast({"op": "abort"})
-                return
+        self._broadcast({"op": "abort"})
 
     def _broadcast(self, message: dict[str, Any]) -> None:
         line = json.dumps(message).encode() + b"\n"
@@ -207,6 +213,10 @@ class AuthorityLink:
         self.address = address
         self.stop = stop
         self._writer: asyncio.StreamWriter | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        # The stop this process last heard from the authority (or of its loss): never told back.
+        self._heard: StopReason | None = None
+        self._telling: asyncio.Future[None] | None = None
         self._waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._ids = itertools.count(1)
         self._opening: asyncio.Lock | None = None
@@ -216,12 +226,14 @@ class AuthorityLink:
         self._flushing = False
         # Per model, calls ended since the last write: [done, failed, USD, 429s].
         self._tallies: dict[str, list[float]] = {}
+        self._unlisten = stop.on_request(self._relay)
 
     async def _open(self) -> asyncio.StreamWriter:
         if self._opening is None:
             self._opening = asyncio.Lock()
         async with self._opening:
             if self._writer is None:
+                self._loop = asyncio.get_running_loop()
                 reader, writer = await asyncio.open_connection(
                     self.address.host, self.address.port, limit=_LIMIT
                 )
@@ -239,9 +251,11 @@ class AuthorityLink:
                     if future is not None and not future.done():
                         future.set_result(message)
                 elif message["op"] == "stop":
-                    self.stop.request(_reason(message))
+                    self.hear(_reason(message))
                 elif message["op"] == "abort":
-                    self.stop.request(StopReason("stopped by the run", 130, "interrupted"))
+                    # The run's stop again: requests in flight are cancelled at once.
+                    self._heard = StopReason("stopped by the run", 130, "interrupted")
+                    self.stop.insist(self._heard)
         except asyncio.CancelledError:
             return  # hung up by this side: nothing is lost
         finally:
@@ -251,7 +265,49 @@ class AuthorityLink:
                     future.set_result({"op": "entered"})
             self._waiting.clear()
             if not self._closing:
+                self._heard = lost
                 self.stop.request(lost)
+
+    def hear(self, reason: StopReason) -> None:
+        """The run's stop, from the authority: this process stops too (not told back)."""
+        self._heard = reason
+        self.stop.request(reason)
+
+    def _relay(self, reason: StopReason) -> None:
+        """(Any thread.) A stop first requested in this process (its store failed, ...) goes to
+        the authority at once: from then on it admits no request of any process."""
+        if self._closing or reason is self._heard:
+            return
+        try:
+            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        loop = self._loop or running
+        if loop is None or loop.is_closed():
+            # Nothing asked from this process yet, and no loop here to ask from: the run learns
+            # of it from what failed (a shard's error reaches the driver).
+            return
+        if loop is running:
+            self._tell(reason)
+        else:
+            loop.call_soon_threadsafe(self._tell, reason)
+
+    def _tell(self, reason: StopReason) -> None:
+        self._outbox.append(json.dumps(_stop_message(reason)).encode() + b"\n")
+        if self._writer is not None:
+            # Now, in the same write as the leave of the answer that could not be kept: the
+            # authority frees that slot and stops in one step, so nobody is admitted to it.
+            self._flush()
+        elif self._telling is None:
+            self._telling = asyncio.ensure_future(self._open_and_flush())
+
+    async def _open_and_flush(self) -> None:
+        try:
+            await self._open()
+        except OSError as exc:  # the authority is gone: the run is ending anyway
+            _log.warning("the run's authority could not be told of this process's stop: %s", exc)
+            return
+        self._flush()
 
     async def enter(self, model: str, cost: Cost) -> dict[str, Any]:
         await self._open()
@@ -318,6 +374,7 @@ class AuthorityLink:
     async def close(self) -> None:
         """Hang up (after the last leave was sent): the authority settles nothing more."""
         self._closing = True
+        self._unlisten()
         self._flush()
         writer, self._writer = self._writer, None
         if writer is not None:
@@ -370,14 +427,11 @@ class RemoteGate:
         return request_cost(self.spec, request, budgeted=self.budgeted, tokens=self.counts_tokens)
 
     async def enter(self, request: ModelRequest) -> RemotePass | None:
-        try:
-            cost = self.cost_of(request)
-        except UnboundedCost as exc:
-            self.link.send(_stop_message(StopReason(str(exc), 2, "failed")))
-            raise
+        # An UnboundedCost stops the run (the gateway's stop, relayed to the authority).
+        cost = self.cost_of(request)
         reply = await self.link.enter(self.spec.label, cost)
         if "stop" in reply:
-            self.stop.request(_reason(reply["stop"]))
+            self.link.hear(_reason(reply["stop"]))
         if "over_limit" in reply:
             raise OverLimit(str(reply["over_limit"]))
         if "auth_failed" in reply:

@@ -1,20 +1,25 @@
 """Stopping a run: once asked (Ctrl-C, SIGTERM, a store that can no longer keep answers), no new
 model request starts, and requests in flight get a short grace before they are cancelled.
 
-One StopSignal per run, shared by its model clients. The signal handlers only set a flag and
-schedule the cancellation on the gateway loop, so they are safe whatever the main thread is doing.
+One StopSignal per run and process, shared by its model clients; the run's other processes
+learn of a stop from its listeners (`on_request`: the run's authority passes it on). The signal
+handlers only set a flag and schedule the cancellation on the gateway loop, so they are safe
+whatever the main thread is doing.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 from roadeval.environment import seconds_from_env
+
+_log = logging.getLogger(__name__)
 
 DEFAULT_GRACE_S = 3.0
 
@@ -50,22 +55,58 @@ class StopSignal:
         self._abort_scheduled = False
         self._in_flight: set[asyncio.Future[object]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._listeners: list[Callable[[StopReason], None]] = []
 
     @property
     def requested(self) -> bool:
         return self._requested.is_set()
 
     def request(self, reason: StopReason) -> None:
-        """Stop starting requests; cancel those in flight after the grace (at once if asked
-        twice, as a second Ctrl-C does)."""
+        """Stop starting requests; cancel those in flight after the grace. The first request
+        is told to the listeners; a later one changes nothing (the same fault seen again, by
+        another request or another process: those in flight keep their grace)."""
+        self._request(reason, insist=False)
+
+    def insist(self, reason: StopReason) -> None:
+        """`request`, and if the run is stopping already, cancel the requests in flight at
+        once (a second Ctrl-C, the run's own abort)."""
+        self._request(reason, insist=True)
+
+    def _request(self, reason: StopReason, *, insist: bool) -> None:
         with self._lock:
             again = self.reason is not None
             if not again:
                 self.reason = reason
             self._requested.set()
             loop = self._loop
+            listeners = [] if again else list(self._listeners)
         if loop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(self._abort if again else self._schedule_abort)
+            if not again:
+                loop.call_soon_threadsafe(self._schedule_abort)
+            elif insist:
+                loop.call_soon_threadsafe(self._abort)
+        for listener in listeners:
+            try:
+                listener(reason)
+            except Exception:  # the stop holds here whatever a listener does
+                _log.exception("a listener of the run's stop failed")
+
+    def on_request(self, listener: Callable[[StopReason], None]) -> Callable[[], None]:
+        """Call `listener(reason)` once, when the stop is first requested, in the thread that
+        requests it (at once if it was already). Returns what removes it."""
+        with self._lock:
+            reason = self.reason
+            if reason is None:
+                self._listeners.append(listener)
+        if reason is not None:
+            listener(reason)
+
+        def remove() -> None:
+            with self._lock:
+                if listener in self._listeners:
+                    self._listeners.remove(listener)
+
+        return remove
 
     @property
     def draining(self) -> bool:
@@ -111,7 +152,7 @@ class StopSignal:
 
         def handle(signum: int, _frame: object) -> None:
             name = signal.Signals(signum).name
-            self.request(StopReason(f"stopped by {name}", 128 + signum, "interrupted"))
+            self.insist(StopReason(f"stopped by {name}", 128 + signum, "interrupted"))
 
         for sig in signals:
             signal.signal(sig, handle)
@@ -120,3 +161,16 @@ class StopSignal:
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+
+
+class InFlightAtStop:
+    """How many requests were in flight when the stop was first requested (`at_stop`; None
+    until then), as `count` tells at that moment."""
+
+    def __init__(self, stop: StopSignal, count: Callable[[], int]) -> None:
+        self.at_stop: int | None = None
+        self._count = count
+        stop.on_request(self._seen)
+
+    def _seen(self, _reason: StopReason) -> None:
+        self.at_stop = self._count()

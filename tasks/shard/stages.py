@@ -22,8 +22,9 @@ from roadeval.storage.records import (
     ScoreChangeRow,
     ScoreRow,
 )
-from roadeval.storage.store import Store, StoreError, describe_store_error
+from roadeval.storage.store import Store
 from roadeval.tasks.cache.responses import CorruptEntry, ResponseCache
+from roadeval.tasks.cache.store_calls import store_failed
 from roadeval.tasks.calls.gateway import ModelClient, run_on_gateway
 from roadeval.tasks.rerun.answers import StoredOutcome
 from roadeval.tasks.rerun.deltas import score_changes
@@ -157,8 +158,9 @@ def _land(
             ],
         )
     except Exception as exc:
-        # Only the store is written here: a failure is the store's, named as such.
-        raise StoreError(describe_store_error(store.uri, exc)) from exc
+        # Only the store is written here: a failure is the store's, named as such, and it
+        # stops the run now, not once the shard's error reaches the run.
+        raise store_failed(store, client.stop, exc) from exc
 
 
 def copied_outcome(planned: PlannedItem, variant: str = "") -> ItemOutcome:

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from roadeval.tasks.calls.admission import Gate
-from roadeval.tasks.calls.authority import AuthorityServer
+from roadeval.tasks.calls.admission import Cost, Gate
+from roadeval.tasks.calls.authority import AuthorityLink, AuthorityServer
 from roadeval.tasks.calls.budget import OUT_OF_BUDGET, Budget
 from roadeval.tasks.calls.gateway import run_on_gateway
 from roadeval.tasks.calls.limits import CallLimiter
@@ -23,6 +23,7 @@ from roadeval.tasks.calls.stopping import StopReason, StopSignal
 from roadeval.tasks.requests.model_spec import ModelSpec
 from roadeval.tasks.requests.request import ErrorKind
 
+from support.cli_process import wait_until
 from support.model_server import ModelServer, Reply, ServerLimits
 
 TESTS = Path(__file__).resolve().parents[2]
@@ -152,3 +153,43 @@ def test_refused_keys_are_counted_over_callers_in_two_processes(server: ModelSer
     assert len(server.hits_for("revoked")) == 3 and gate.keys.failed
     kinds = [kind for r in results for kind in r["kinds"]]  # type: ignore[attr-defined]
     assert kinds.count(ErrorKind.AUTH) == 3 and kinds.count(ErrorKind.AUTH_FAILED) == 7
+
+
+def test_a_stopped_run_admits_no_caller_even_to_a_free_slot(server: ModelServer) -> None:
+    stop = StopSignal()
+    gate = Gate(spec_for(server, "free"), stop)
+    assert run_on_gateway(gate.admit(Cost(0, None, None))) is not None
+    stop.request(StopReason("store x: No space left on device", 1, "failed"))
+    # Three slots are free: the request is refused all the same, the slot left free.
+    assert run_on_gateway(gate.admit(Cost(0, None, None))) is None
+    assert gate.in_flight == 1
+
+
+def test_a_stop_in_one_caller_reaches_the_run_and_every_other_caller_at_once(
+    server: ModelServer,
+) -> None:
+    spec = spec_for(server, "shared")
+    stop = StopSignal()
+    authority = AuthorityServer({spec.label: Gate(spec, stop)}, stop)
+    address = run_on_gateway(authority.start())
+    failing, other = AuthorityLink(address, StopSignal()), AuthorityLink(address, StopSignal())
+    cost = Cost(0, None, None)
+    try:
+        for link in (failing, other):
+            assert "pass" in run_on_gateway(link.enter(spec.label, cost))
+        full = StopReason("store x: No space left on device", 1, "failed")
+        # As `call_store` requests it: on the loop, where the caller's answers are kept.
+        run_on_gateway(_request(failing.stop, full))
+        wait_until(lambda: other.stop.requested, timeout=5, what="the other caller's stop")
+        assert stop.reason == full and other.stop.reason == full
+        assert "pass" not in run_on_gateway(other.enter(spec.label, cost))
+        # Told once: neither the run nor the caller that failed cancel their requests now.
+        assert not stop.aborted and not failing.stop.aborted and failing.stop.reason == full
+    finally:
+        for link in (failing, other):
+            run_on_gateway(link.close())
+        run_on_gateway(authority.close())
+
+
+async def _request(stop: StopSignal, reason: StopReason) -> None:
+    stop.request(reason)
