@@ -264,7 +264,7 @@ def _rerun_lines(summary: RunSummary) -> list[str]:
     lines = [
         f"compared with run {printable(baseline.run_id)} ({printable(baseline.chosen_by)}): "
         f"items {moved or 'all unchanged'}; {totals.scores_reused} item scores copied, "
-        f"{totals.calls} calls made"
+        f"{totals.calls_made}"
     ]
     if baseline.rescored_suites:
         lines.append(

@@ -87,7 +87,7 @@ def health_markdown(summary: RunSummary, message: str | None = None) -> str:
     lines += [
         "",
         f"Compared with run `{baseline.run_id}` ({baseline.chosen_by}): "
-        f"{totals.scores_reused} item scores copied, {totals.calls} calls made"
+        f"{totals.scores_reused} item scores copied, {totals.calls_made}"
         if baseline is not None
         else "No baseline run: every item was asked (or found in the response cache).",
     ]

@@ -2,10 +2,12 @@
 parts it landed (a few reads, never one per request), and what of it a rerun may reuse.
 
 An answer is reused for exactly the request key it answered. An item's score rows are copied
-only when they are a score (its suite's scorer did not raise on it), the rerun would ask exactly
-what the baseline asked (the same request key at every attempt of the chain, so the same item
-content and prompt) and score it by the same rules. An item its scorer raised on is scored again
-from its stored answer, as an item whose model call failed is asked again.
+only when every call they rest on succeeded and they are a score (its suite's scorer did not
+raise on it), the rerun would ask exactly what the baseline asked (the same request key at every
+attempt of the chain, so the same item content and prompt) and score it by the same rules. A
+failed call is an error, never an outcome: as an item whose model call failed is asked again, an
+item whose judge call failed is judged again, and one its scorer raised on scored again, from its
+stored answer.
 """
 
 from __future__ import annotations
@@ -194,7 +196,7 @@ class BaselineAnswers:
         scores = LandedColumns(
             "scores",
             tables["scores"],
-            ("metric", "value", "status", "unscored_reason", "content_hash"),
+            ("metric", "value", "status", "unscored_reason", "content_hash", "judge_request_key"),
         )
         by_item: dict[OutcomeKey, list[int]] = {}
         for at, key in enumerate(answers.outcome_keys):
@@ -307,12 +309,12 @@ class _Rows:
         self, key: OutcomeKey, responses: list[int], parses: list[int], scores: list[int]
     ) -> StoredOutcome | None:
         """An item's whole scored chain (rows by number), or None when the baseline did not
-        land one (an error, a stop, an answer missing at some attempt, a scorer that raised:
-        its one row, metric `*`, is no score to reuse)."""
+        land one: an error, a stop, an answer missing at some attempt, a judge call that failed
+        (its verdict is not among `responses`, the answers), a scorer that raised (its one row,
+        metric `*`, is no score to reuse)."""
         roles, attempts = self.answers.roles, self.answers.attempts
         answers = {attempts[at]: at for at in responses if roles[at] == "answer"}
-        metrics = self.scores.values["metric"]
-        if not parses or not answers or any(metrics[at] == EVERY_METRIC for at in scores):
+        if not parses or not answers or not self._scored(responses, scores):
             return None
         attempt_of = self.parses.values["attempt"]
         by_attempt = sorted(parses, key=attempt_of.__getitem__)
@@ -345,3 +347,15 @@ class _Rows:
             chain=chain,
             judged=judged,
         )
+
+    def _scored(self, responses: list[int], scores: list[int]) -> bool:
+        """Whether the score rows are a score: none is a scorer's error, and every judge
+        verdict they name (by request key) is among the item's answers."""
+        column = self.scores.values
+        if any(column["metric"][at] == EVERY_METRIC for at in scores):
+            return False
+        verdicts = {
+            self.answers.request_keys[at] for at in responses if self.answers.roles[at] == "judge"
+        }
+        named = {column["judge_request_key"][at] for at in scores} - {None}
+        return named <= verdicts

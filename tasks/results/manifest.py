@@ -60,6 +60,13 @@ class Totals(Counts):
 
     cost_usd: float = 0.0
 
+    @property
+    def calls_made(self) -> str:
+        """The calls the run made, as a line says them: the judge's apart when it was asked (a
+        rerun that judges again what the baseline's judge failed on calls the judge alone)."""
+        judged = f" and {self.judge_calls} judge calls" if self.judge_calls else ""
+        return f"{self.calls} model calls{judged} made"
+
 
 class SuiteRecord(_Record):
     """A suite as the run loaded it: where from, which version and content, what was skipped."""

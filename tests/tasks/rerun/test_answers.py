@@ -142,3 +142,36 @@ def test_an_item_its_scorer_raised_on_is_no_outcome_to_copy_but_its_answer_is_st
     copy = copied_outcome(SimpleNamespace(item=object(), requests=[request], reused=scored))  # type: ignore[arg-type]
     assert copy.scorer_error is None and copy.score is not None
     assert copy.score.values == {"correct": 0.0}
+
+
+def _judged(tables: dict[str, pa.Table], tries: dict[int, list[str | None]]) -> dict[str, pa.Table]:
+    """Item k's score names a judge verdict (`judge-k`) and its judge rows are `tries[k]`: each
+    try's error kind, None for a verdict."""
+    responses, scores = tables["responses"].to_pylist(), tables["scores"].to_pylist()
+    for k, errors in tries.items():
+        scores[k] |= {"judge_request_key": f"judge-{k}", "judge_reply": "6"}
+        for n, error in enumerate(errors, 1):
+            verdict = {"raw_text": None, "error_kind": error} if error else {"raw_text": "6"}
+            responses.append(
+                responses[k] | {"role": "judge", "request_key": f"judge-{k}", "try_number": n}
+            )
+            responses[-1] |= verdict
+    return tables | {
+        "responses": pa.Table.from_pylist(responses, schema=SCHEMAS["responses"]),
+        "scores": pa.Table.from_pylist(scores, schema=SCHEMAS["scores"]),
+    }
+
+
+def test_an_item_whose_judge_call_failed_is_no_outcome_to_copy_but_its_answer_is_stored() -> None:
+    # Judged again from the stored answer by the rerun: its score rests on a call that failed.
+    # A verdict that landed after a failed try is an outcome, copied with that verdict.
+    tables = _judged(_tables(3), {0: ["server_error", "server_error"], 1: ["server_error", None]})
+    found = BaselineAnswers.of(RUN, tables)
+    assert ("i0", 1, "") not in found.outcomes
+    call = found.stored("key-0")
+    assert call is not None and call.text == "answer 0"
+    (row,) = found.scores(("i0", 1, ""))
+    assert row.judge_request_key == "judge-0"
+    retried = found.outcomes[("i1", 1, "")]
+    assert [(c.request_key, c.text) for c in retried.judge_calls] == [("judge-1", "6")]
+    assert ("i2", 1, "") in found.outcomes  # not judged: no verdict to rest on
