@@ -64,8 +64,12 @@ class Totals(Counts):
     def calls_made(self) -> str:
         """The calls the run made, as a line says them: the judge's apart when it was asked (a
         rerun that judges again what the baseline's judge failed on calls the judge alone)."""
-        judged = f" and {self.judge_calls} judge calls" if self.judge_calls else ""
-        return f"{self.calls} model calls{judged} made"
+
+        def calls(n: int, whose: str) -> str:
+            return f"{n:,} {whose} call{'' if n == 1 else 's'}"
+
+        judged = f" and {calls(self.judge_calls, 'judge')}" if self.judge_calls else ""
+        return f"{calls(self.calls, 'model')}{judged} made"
 
 
 class SuiteRecord(_Record):
