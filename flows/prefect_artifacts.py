@@ -14,6 +14,8 @@ from uuid import UUID
 from roadeval.tasks.calls.secrets import Redactor
 from roadeval.tasks.results.formats import SuiteRules
 from roadeval.tasks.results.leaderboard import ItemHealth, leaderboards
+from roadeval.tasks.results.report import HEALTH_COLUMNS
+from roadeval.tasks.shard.counts import COUNT_HEADINGS
 
 if TYPE_CHECKING:
     from roadeval.flows.run_summary import RunSummary
@@ -30,17 +32,15 @@ def leaderboard(
     suite: str,
     health: Mapping[tuple[str, str, str], ItemHealth] | None = None,
     baselines: Collection[str] = (),
+    judge_placeholder: str | None = None,
 ) -> list[dict[str, Any]]:
-    """One row per model, best first: the suite's headline metrics (`Suite.headline`, as the
-    terminal's and the HTML report's leaderboards have them), then the items whose answers
-    were not read, read by a fallback, or ended in errors, when `health` has them."""
-    rules = SuiteRules([suite])
+    """One row per model, in the boards' order: the suite's headline metrics (`Suite.headline`,
+    headed as the terminal's and the HTML report's leaderboards head them: label and arrow,
+    a placeholder judge's marked), then the items whose answers were not read, read by a
+    fallback, or ended in errors, when `health` has them."""
+    rules = SuiteRules([suite], judge_placeholder)
     found = leaderboards(
-        [m for m in metrics if m.suite == suite],
-        rules.headlines(),
-        counts=rules.counts(),
-        health=health,
-        baselines=baselines,
+        [m for m in metrics if m.suite == suite], rules, health=health, baselines=baselines
     )
     if not found:
         return []
@@ -48,16 +48,14 @@ def leaderboard(
     rows: list[dict[str, Any]] = []
     for row in board.rows:
         cells = {
-            column.label: None if cell is None else round(cell.value, 4)
+            column.heading + (" (placeholder judge)" if column.placeholder else ""): (
+                None if cell is None else round(cell.value, 4)
+            )
             for column, cell in zip(board.columns, row.cells, strict=True)
         }
         about: dict[str, bool | int] = {"baseline": row.baseline} if baselines else {}
         if row.health is not None:
-            about |= {
-                "unparsed": row.health.unparsed,
-                "abnormal": row.health.abnormal,
-                "errors": row.health.errors,
-            }
+            about |= {heading: getattr(row.health, name) for name, heading in HEALTH_COLUMNS}
         rows.append({"model": row.model, **cells, **about})
     return rows
 
@@ -68,6 +66,7 @@ def _cost(cost_usd: float, known: bool) -> str:
 
 
 _HEALTH = ("items", "scored", "calls", "cached", "errors", "abnormal", "unparsed", "reasks")
+_HEADINGS = tuple(COUNT_HEADINGS[name] for name in _HEALTH)
 
 
 def health_markdown(summary: RunSummary, message: str | None = None) -> str:
@@ -83,6 +82,11 @@ def health_markdown(summary: RunSummary, message: str | None = None) -> str:
     ]
     if message:
         lines += ["", f"**Stopped:** {message}"]
+    from roadeval.tasks.results.report import judge_placeholder
+
+    placeholder = judge_placeholder(manifest)
+    if placeholder:
+        lines += ["", f"**Placeholder judge:** the judged metrics are {placeholder}"]
     baseline = manifest.baseline
     lines += [
         "",
@@ -98,7 +102,7 @@ def health_markdown(summary: RunSummary, message: str | None = None) -> str:
         ]
     lines += [
         "",
-        "| suite | model | " + " | ".join(_HEALTH) + " | cost USD |",
+        "| suite | model | " + " | ".join(_HEADINGS) + " | cost USD |",
         "|---|---|" + "---:|" * (len(_HEALTH) + 1),
     ]
     for pair in manifest.counts:
@@ -123,13 +127,18 @@ def publish_run_artifacts(
     redact = redact or Redactor.from_environment()
     panel = summary.manifest.panel
     # Called from a synchronous flow: Prefect's sync/async dispatch returns the id itself.
-    from roadeval.tasks.results.report import manifest_baselines, manifest_health
+    from roadeval.tasks.results.report import (
+        judge_placeholder,
+        manifest_baselines,
+        manifest_health,
+    )
 
     health = manifest_health(summary.manifest)
     baselines = manifest_baselines(summary.manifest)
+    placeholder = judge_placeholder(summary.manifest)
     made: list[Any] = [
         create_table_artifact(
-            table=leaderboard(summary.metrics, suite, health, baselines),
+            table=leaderboard(summary.metrics, suite, health, baselines, placeholder),
             key=artifact_key("leaderboard", panel, suite),
             description=f"{suite}: metrics per model, run {summary.run_id} of panel {panel}",
         )

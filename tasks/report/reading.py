@@ -67,7 +67,8 @@ class ReportData:
     pairs: list[MetricPairRow]
     health: dict[tuple[str, str, str], ItemHealth]
     costs: list[CostRow]
-    scored: int
+    # Score rows with a value (one item has a row per metric and sample): not a count of items.
+    score_rows: int
     reliability: dict[str, list[ReliabilityBin]]
     histograms: list[Histogram]
     pareto: list[ParetoBar]
@@ -136,10 +137,10 @@ def read_report(store: Store, run_id: str, timings: Timings | None = None) -> Re
         raise
     with closing(con):
         with timings.measure("scored"):
-            scored = scored_count(con, run_id)
+            score_rows = scored_count(con, run_id)
         with timings.measure("item health"):
             health = item_health(con, run_id)
-        if not scored and not health:
+        if not score_rows and not health:
             raise ReportError(
                 f"run {run_id} has no scores ({run.status}): nothing to report"
                 + (f"; {run.message}" if run.message else "")
@@ -174,7 +175,7 @@ def read_report(store: Store, run_id: str, timings: Timings | None = None) -> Re
         pairs,
         health,
         cost_rows,
-        scored,
+        score_rows,
         bins,
         histograms,
         bars,
