@@ -274,16 +274,15 @@ def health_table(counts: Sequence[PairCounts]) -> Table:
     table = Table(title="run health", title_justify="left")
     table.add_column("suite")
     table.add_column("model")
-    for name in _HEALTH_COUNTS:
-        table.add_column(COUNT_HEADINGS[name], justify="right")
+    headings = [COUNT_HEADINGS[name] for name in _HEALTH_COUNTS]
     if judged:
-        for name in ("judge_calls", "judge_cached", "unscored"):
-            table.add_column(COUNT_HEADINGS[name], justify="right")
+        headings += [COUNT_HEADINGS[n] for n in ("judge_calls", "judge_cached", "unscored")]
     if scorer_failed:
-        table.add_column(COUNT_HEADINGS["scorer_errors"], justify="right")
+        headings.append(COUNT_HEADINGS["scorer_errors"])
     if stopped:
-        table.add_column("items not finished", justify="right")
-    table.add_column("cost USD", justify="right")
+        headings.append("items not finished")
+    for heading in [*headings, "cost USD"]:
+        table.add_column(heading, justify="right")
     for c in counts:
         cost = f"{c.cost_usd:.4f}"
         if not c.cost_known:
