@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, cast
 from uuid import UUID
 
 from roadeval.tasks.calls.secrets import Redactor
-from roadeval.tasks.results.formats import SuiteRules
+from roadeval.tasks.results.formats import SuiteRules, judge_placeholder
 from roadeval.tasks.results.leaderboard import ItemHealth, leaderboards
 from roadeval.tasks.results.report import HEALTH_COLUMNS
 from roadeval.tasks.shard.counts import COUNT_HEADINGS
@@ -32,13 +32,13 @@ def leaderboard(
     suite: str,
     health: Mapping[tuple[str, str, str], ItemHealth] | None = None,
     baselines: Collection[str] = (),
-    judge_placeholder: str | None = None,
+    placeholder: str | None = None,
 ) -> list[dict[str, Any]]:
     """One row per model, in the boards' order: the suite's headline metrics (`Suite.headline`,
-    headed as the terminal's and the HTML report's leaderboards head them: label and arrow,
-    a placeholder judge's marked), then the items whose answers were not read, read by a
-    fallback, or ended in errors, when `health` has them."""
-    rules = SuiteRules([suite], judge_placeholder)
+    headed as the terminal's and the HTML report's leaderboards head them: label and arrow; a
+    placeholder judge's marked, `placeholder` saying why), then the items whose answers were
+    not read, read by a fallback, or ended in errors, when `health` has them."""
+    rules = SuiteRules([suite], placeholder)
     found = leaderboards(
         [m for m in metrics if m.suite == suite], rules, health=health, baselines=baselines
     )
@@ -82,8 +82,6 @@ def health_markdown(summary: RunSummary, message: str | None = None) -> str:
     ]
     if message:
         lines += ["", f"**Stopped:** {message}"]
-    from roadeval.tasks.results.report import judge_placeholder
-
     placeholder = judge_placeholder(manifest)
     if placeholder:
         lines += ["", f"**Placeholder judge:** the judged metrics are {placeholder}"]
@@ -91,7 +89,7 @@ def health_markdown(summary: RunSummary, message: str | None = None) -> str:
     lines += [
         "",
         f"Compared with run `{baseline.run_id}` ({baseline.chosen_by}): "
-        f"{totals.scores_reused} item scores copied, {totals.calls} calls made"
+        f"{totals.scores_reused} items' scores copied, {totals.calls} model calls made"
         if baseline is not None
         else "No baseline run: every item was asked (or found in the response cache).",
     ]
@@ -127,11 +125,7 @@ def publish_run_artifacts(
     redact = redact or Redactor.from_environment()
     panel = summary.manifest.panel
     # Called from a synchronous flow: Prefect's sync/async dispatch returns the id itself.
-    from roadeval.tasks.results.report import (
-        judge_placeholder,
-        manifest_baselines,
-        manifest_health,
-    )
+    from roadeval.tasks.results.report import manifest_baselines, manifest_health
 
     health = manifest_health(summary.manifest)
     baselines = manifest_baselines(summary.manifest)

@@ -19,9 +19,9 @@ from roadeval.tasks.report.suite_sections import (
     v2xqa_blocks,
 )
 from roadeval.tasks.results.ablation import blind_tables
-from roadeval.tasks.results.formats import SuiteRules
+from roadeval.tasks.results.formats import SuiteRules, judge_placeholder
 from roadeval.tasks.results.leaderboard import leaderboards
-from roadeval.tasks.results.report import judge_placeholder, manifest_baselines
+from roadeval.tasks.results.report import manifest_baselines
 
 _TEMPLATES = "templates"
 

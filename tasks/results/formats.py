@@ -5,11 +5,15 @@ integer (`items 10`, never `10.000`), any other value with the decimals its scal
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from roadeval.benchmarks.registry import load_suite
 from roadeval.benchmarks.suite import Headline, Suite
 from roadeval.benchmarks.vocabulary import MetricInfo, Vocabulary
 from roadeval.tasks.results.aggregate import ALL
+
+if TYPE_CHECKING:
+    from roadeval.tasks.results.manifest import RunManifest
 
 MISSING = "—"
 
@@ -104,3 +108,15 @@ class SuiteRules:
         """`value` of `metric` as printed (see `format_value`)."""
         count = self.is_count(suite, metric, slice_)
         return format_value(value, count=count, decimals=decimals)
+
+
+def judge_placeholder(manifest: RunManifest) -> str | None:
+    """Why a run's judge measures nothing, when it is a placeholder (the offline midpoint
+    judge); None for a real judge or a run without one."""
+    if manifest.judge is None:
+        return None
+    from roadeval.tasks.requests.model_spec import ModelSpec
+
+    spec = ModelSpec.model_validate(manifest.judge)
+    reason = spec.placeholder
+    return None if reason is None else f"judged by {spec.label} ({spec.model}), {reason}"

@@ -15,7 +15,13 @@ from rich.table import Table
 from roadeval.storage.records import MetricPairRow, MetricRow
 from roadeval.tasks.results.ablation import BlindTable, blind_tables
 from roadeval.tasks.results.aggregate import ALL, SUITE_WIDE
-from roadeval.tasks.results.formats import MISSING, SuiteRules, decimals_for, format_interval
+from roadeval.tasks.results.formats import (
+    MISSING,
+    SuiteRules,
+    decimals_for,
+    format_interval,
+    judge_placeholder,
+)
 from roadeval.tasks.results.leaderboard import (
     ORDER_RULE,
     Board,
@@ -305,18 +311,6 @@ def manifest_health(manifest: RunManifest) -> dict[tuple[str, str, str], ItemHea
         (c.suite, c.model, c.variant): ItemHealth(c.unparsed, c.abnormal, c.errors)
         for c in manifest.counts
     }
-
-
-def judge_placeholder(manifest: RunManifest) -> str | None:
-    """Why the run's judge measures nothing, when it is a placeholder (the offline midpoint
-    judge); None for a real judge or a run without one."""
-    if manifest.judge is None:
-        return None
-    from roadeval.tasks.requests.model_spec import ModelSpec
-
-    spec = ModelSpec.model_validate(manifest.judge)
-    reason = spec.placeholder
-    return None if reason is None else f"judged by {spec.label} ({spec.model}), {reason}"
 
 
 def run_rules(manifest: RunManifest) -> SuiteRules:

@@ -64,7 +64,7 @@ def test_a_placeholder_judges_scores_are_marked() -> None:
         _row("stride", "*", "m", "traj_ade", 9),
     ]
     why = "judged by an offline placeholder judge"
-    assert leaderboard(metrics, "stride", judge_placeholder=why) == [
+    assert leaderboard(metrics, "stride", placeholder=why) == [
         {"model": "m", "judge score ↑ (placeholder judge)": 5.0, "trajectory ADE ↓": 9}
     ]
     assert leaderboard(metrics, "stride")[0]["judge score ↑"] == 5.0

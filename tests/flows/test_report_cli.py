@@ -482,3 +482,40 @@ def test_the_rerun_report_in_chromium_counts_as_changes_and_colours_by_direction
     assert colours["better"] == {"rgb(27, 122, 58)"} and colours["worse"] == {"rgb(179, 38, 30)"}
     # A penalty (better lower) that rose is marked worse, in red.
     assert verdict == "worse" and colour == "rgb(179, 38, 30)"
+
+
+def test_every_metric_the_demo_lands_is_described_by_its_suite(demo: Demo) -> None:
+    _, rows = query(
+        open_store(str(demo.store)),
+        f"select distinct suite, metric from metrics where run_id = '{demo.run_id}'",
+    )
+    rules = SuiteRules({suite for suite, _ in rows})
+    missing = sorted((s, m) for s, m in rows if not rules.metric(s, m).declared)
+    assert missing == []
+    # A share or a distance says which way is better; only counts say neither.
+    for suite, metric in rows:
+        info = rules.metric(suite, metric)
+        assert info.better is not None or info.scale.unit in ("count", "share of items (0-1)"), (
+            suite,
+            metric,
+        )
+
+
+def test_trips_pareto_charts_count_errors_on_one_axis_and_add_up_their_share_on_another(
+    demo: Demo,
+) -> None:
+    _, page = _page(demo.store, demo.run_id)
+    charts = [f for f in page.figures if any("cumulative" in t for t in f.texts)]
+    assert charts
+    _, [(most,)] = query(
+        open_store(str(demo.store)),
+        f"select max(errors) from pareto where run_id = '{demo.run_id}' and rank <= 12",
+    )
+    for chart in charts:
+        # On main: "errors (cumulative share)" under bars of counts, percentages beside them.
+        assert "errors (cumulative share)" not in chart.texts
+        assert "errors (items answered wrong)" in chart.texts
+        assert "cumulative share of the group's errors" in chart.texts
+        assert "100%" in chart.texts and "0%" in chart.texts
+        counts = [int(t) for t in chart.texts if t.isdigit()]
+        assert max(counts) >= most  # the count axis reaches the longest bar
