@@ -506,6 +506,7 @@ def test_trips_pareto_charts_count_errors_on_one_axis_and_add_up_their_share_on_
 ) -> None:
     _, page = _page(demo.store, demo.run_id)
     charts = [f for f in page.figures if any("cumulative" in t for t in f.texts)]
+    load_suite("trip")  # registers TRIP's own table, `pareto`
     _, rows = query(
         open_store(str(demo.store)),
         f"select model, max(errors) from pareto where run_id = '{demo.run_id}' group by model",
