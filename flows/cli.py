@@ -263,7 +263,7 @@ def _rerun_lines(summary: RunSummary) -> list[str]:
     moved = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()) if kind != "unchanged")
     lines = [
         f"compared with run {printable(baseline.run_id)} ({printable(baseline.chosen_by)}): "
-        f"items {moved or 'all unchanged'}; {totals.scores_reused} item scores copied, "
+        f"items {moved or 'all unchanged'}; {totals.scores_reused} items' scores copied, "
         f"{totals.calls_made}"
     ]
     if baseline.rescored_suites:

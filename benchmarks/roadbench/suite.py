@@ -25,6 +25,7 @@ from roadeval.benchmarks.roadbench.predictions import RoadBenchPredictions, scor
 from roadeval.benchmarks.roadbench.render import item_image
 from roadeval.benchmarks.roadbench.scoring import item_values, summarize_task
 from roadeval.benchmarks.roadbench.tasks import ROADNET_TASK, SUITE_NAME
+from roadeval.benchmarks.roadbench.vocabulary import VOCABULARY
 from roadeval.benchmarks.suite import (
     Headline,
     ItemScore,
@@ -34,6 +35,7 @@ from roadeval.benchmarks.suite import (
     ScoredItem,
     Suite,
 )
+from roadeval.benchmarks.vocabulary import Vocabulary
 
 # The release commit whose prompts, parsing and metric scripts this adapter follows.
 SUITE_VERSION = "release-8178e69"
@@ -64,6 +66,7 @@ class RoadBenchSuite(Suite):
         Headline("buffer_f1@0.2", task="", statistic=Mean("buffer_f1@0.2")),
         Headline("accuracy", task="", statistic=Proportion("correct")),
     )
+    vocabulary: ClassVar[Vocabulary] = VOCABULARY
     # Per task: items, the release's error count, and lanes compared (tasks 2 and 5).
     count_metrics: ClassVar[frozenset[str]] = frozenset({"items", "errors", "lanes"})
     # Prediction files take two options of RoadBench's own: `images` and `reparse`.

@@ -33,6 +33,7 @@ from roadeval.benchmarks.stride.scoring import (
 )
 from roadeval.benchmarks.stride.summary import group_values, summarize_task
 from roadeval.benchmarks.stride.tasks import SUITE_NAME, Kind, expected_points
+from roadeval.benchmarks.stride.vocabulary import VOCABULARY
 from roadeval.benchmarks.stride.waypoints import read_trajectory
 from roadeval.benchmarks.suite import (
     GroupValue,
@@ -45,6 +46,7 @@ from roadeval.benchmarks.suite import (
     ScoredItem,
     Suite,
 )
+from roadeval.benchmarks.vocabulary import Vocabulary
 
 OPEN_ANSWER = "open:answer"
 OPEN_NO_ANSWER = "open:no-answer"
@@ -71,12 +73,13 @@ class StrideSuite(Suite):
     headline: ClassVar[tuple[Headline, ...]] = (
         Headline("mcq_accuracy", statistic=Proportion(CORRECT)),
         Headline("judge_score", statistic=Mean(JUDGE_SCORE)),
-        Headline("traj_ade", better="lower", statistic=Mean("ade")),
-        Headline("traj_fde", better="lower", statistic=Mean("fde")),
+        Headline("traj_ade", statistic=Mean("ade")),
+        Headline("traj_fde", statistic=Mean("fde")),
         Headline("accuracy", task="", statistic=Proportion(CORRECT)),
         Headline("judge_score", task="", statistic=Mean(JUDGE_SCORE)),
-        Headline("ade", task="", better="lower", statistic=Mean("ade")),
+        Headline("ade", task="", statistic=Mean("ade")),
     )
+    vocabulary: ClassVar[Vocabulary] = VOCABULARY
     # Per template and per group: items correct, read, not read, judged or not.
     count_metrics: ClassVar[frozenset[str]] = frozenset(
         {

@@ -29,6 +29,8 @@ from roadeval.benchmarks.tbbench.predictions import score_prediction_file
 from roadeval.benchmarks.tbbench.prompt import prompt_messages, question_text
 from roadeval.benchmarks.tbbench.summary import accuracy_percent, unweighted_mean
 from roadeval.benchmarks.tbbench.tasks import SUITE_NAME
+from roadeval.benchmarks.tbbench.vocabulary import VOCABULARY
+from roadeval.benchmarks.vocabulary import Vocabulary
 
 SUITE_VERSION = "hf-release-1"
 
@@ -49,6 +51,7 @@ class TBBenchSuite(Suite):
         Headline("mean_accuracy", statistic=TaskMean("correct", scale=100.0)),
         Headline("accuracy", task="", statistic=Proportion("correct", scale=100.0)),
     )
+    vocabulary: ClassVar[Vocabulary] = VOCABULARY
 
     def __init__(self, **options: Any) -> None:
         self.limits = take_limits(self.name, options, self.default_limits)

@@ -25,6 +25,8 @@ from roadeval.benchmarks.trip.loader import load_items
 from roadeval.benchmarks.trip.prompt import PROMPT_VERSION, build_messages, shown_images
 from roadeval.benchmarks.trip.scan_views import scan_views
 from roadeval.benchmarks.trip.taxonomy import LABEL_FIELDS, SUITE_NAME, TASK
+from roadeval.benchmarks.trip.vocabulary import VOCABULARY
+from roadeval.benchmarks.vocabulary import Vocabulary
 
 # Suite-level figures surfaced from the single task's summary.
 _OVERALL_KEYS = ("accuracy", "abnormal_rate", "modality_penalty", "difficulty_penalty")
@@ -48,9 +50,10 @@ class TripSuite(Suite):
     slice_metrics: ClassVar[tuple[str, ...]] = (metrics.CORRECT,)
     headline: ClassVar[tuple[Headline, ...]] = (
         Headline("accuracy", statistic=Proportion(metrics.CORRECT)),
-        Headline("modality_penalty", better="lower", statistic=MODALITY_PENALTY),
-        Headline("difficulty_penalty", better=None, statistic=DIFFICULTY_PENALTY),
+        Headline("modality_penalty", statistic=MODALITY_PENALTY),
+        Headline("difficulty_penalty", statistic=DIFFICULTY_PENALTY),
     )
+    vocabulary: ClassVar[Vocabulary] = VOCABULARY
     count_metrics: ClassVar[frozenset[str]] = frozenset({"abnormal_count"})
     # `pareto`, the Pareto of errors (`extra_tables`).
     tables: ClassVar[Mapping[str, type[Any]]] = records.TABLES

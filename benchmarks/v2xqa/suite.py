@@ -44,6 +44,8 @@ from roadeval.benchmarks.v2xqa.predictions import score_prediction_file
 from roadeval.benchmarks.v2xqa.prompt import PROMPT_VERSION, build_messages
 from roadeval.benchmarks.v2xqa.render import item_images
 from roadeval.benchmarks.v2xqa.tasks import SUITE_NAME
+from roadeval.benchmarks.v2xqa.vocabulary import VOCABULARY
+from roadeval.benchmarks.vocabulary import Vocabulary
 
 NO_LOGPROBS = "no confidence: the provider gave no log-probabilities with an A-D letter"
 
@@ -70,10 +72,11 @@ class V2XQASuite(Suite):
     slice_metrics: ClassVar[tuple[str, ...]] = (summary.CORRECT,)
     headline: ClassVar[tuple[Headline, ...]] = (
         Headline("accuracy", statistic=Proportion(summary.CORRECT)),
-        Headline("ece", better="lower", statistic=CalibrationError()),
-        Headline("brier", better="lower", statistic=Mean(summary.BRIER)),
+        Headline("ece", statistic=CalibrationError()),
+        Headline("brier", statistic=Mean(summary.BRIER)),
         Headline("accuracy", task="", statistic=Proportion(summary.CORRECT)),
     )
+    vocabulary: ClassVar[Vocabulary] = VOCABULARY
     count_metrics: ClassVar[frozenset[str]] = frozenset(
         {"unparsed_count", "confidence_items", "no_confidence_items"}
     )

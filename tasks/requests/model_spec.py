@@ -159,6 +159,16 @@ class ModelSpec(BaseModel):
         return self.model.startswith(f"{BASELINE_PROVIDER}/")
 
     @property
+    def placeholder(self) -> str | None:
+        """Why this model's answers measure nothing, when it is a placeholder baseline (the
+        offline midpoint judge); None for any other model."""
+        if not self.is_baseline:
+            return None
+        from roadeval.benchmarks.registry import placeholder_reason
+
+        return placeholder_reason(self.baseline_name)
+
+    @property
     def baseline_name(self) -> str:
         return self.model.split("/", 1)[1]
 
