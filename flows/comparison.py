@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from roadeval.flows.baseline import BaselineReader, BaselineRun, scoring_key
 from roadeval.flows.item_changes import suite_changes
-from roadeval.flows.manifest import redact_model
-from roadeval.flows.panel_file import Panel
-from roadeval.flows.suites import LoadedSuite
+from roadeval.flows.panel.file import Panel
+from roadeval.flows.run.manifest import redact_model
+from roadeval.flows.stages.load import LoadedSuite
 from roadeval.storage.landing import read_rows
 from roadeval.storage.records import ChangeRow, MetricDeltaRow, MetricRow
 from roadeval.storage.store import Store, StoreError, describe_store_error
