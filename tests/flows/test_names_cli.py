@@ -1,10 +1,13 @@
 """Names are data, never terminal control: a panel, model, suite or item name holding a control
 character (ESC, a line break, NUL, C1, a bidirectional override) is refused at load naming the
-file and the field, with the name escaped in the message; a blank panel name is refused."""
+file and the field, with the name escaped in the message; a blank panel name is refused. A name
+in a script the plotting font has no glyphs for draws in the report without a warning, and reads
+as text in the HTML."""
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -116,3 +119,29 @@ def test_an_item_id_with_control_characters_is_refused_naming_file_line_and_fiel
     assert code == 0, output
     assert "trip: 1 bad rows skipped" in output and "'q\\x1b]0;pwned\\x07-3'" in output
     assert refused_character(output.replace("\n", "")) is None, repr(output)
+
+
+def test_a_name_the_plotting_font_cannot_draw_reads_in_the_report_without_warnings(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """CJK and emoji are not in DejaVu Sans: before, the report's figures filled stderr with a
+    'Glyph ... missing from font(s)' warning per character per figure. The name is kept as text
+    (the browser draws it), in the tables and in the figures, and never read as math ($)."""
+    name = "模型-随机-\U0001f600 $x$"
+    panel = write_panel(
+        tmp_path / "panel.yaml", {"models": [{"model": "roadeval/random", "name": name}]}
+    )
+    store = tmp_path / "store"
+    code, output = run("run", "--panel", str(panel), "--store", str(store), "--no-report")
+    assert code == 0, output
+    capfd.readouterr()
+    # The figures are drawn here and in helper processes, which write to this process's stderr.
+    code, output = run("report", "--store", str(store))
+    warnings = output + capfd.readouterr().err
+    assert code == 0, output
+    assert "Glyph" not in warnings and "missing from font" not in warnings, warnings
+    [report] = (store / "reports").glob("*.html")
+    html = report.read_text(encoding="utf-8")
+    assert re.search(rf"<td[^>]*>\s*{re.escape(name)}\s*</td>", html), "no table cell names it"
+    assert re.search(rf"<text[^>]*>{re.escape(name)}</text>", html), "no figure label names it"
+    assert "font-family: 'DejaVu Sans', sans-serif" in html
