@@ -174,7 +174,7 @@ def test_deploy_refuses_a_server_that_does_not_answer() -> None:
 
 
 class _RecordingApi:
-    """A stand-in Prefect API that records every request it gets and answers each 503: where
+    """A stand-in Prefect API that records every request it gets and answers each 404: where
     `deploy` would register, it shows whether anything was asked at all."""
 
     def __init__(self) -> None:
@@ -187,7 +187,7 @@ class _RecordingApi:
 
             def _answer(self) -> None:
                 recorder.requests.append(f"{self.command} {self.path}")
-                self.send_response(503)
+                self.send_response(404)
                 self.send_header("content-length", "0")
                 self.end_headers()
 
