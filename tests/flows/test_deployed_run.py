@@ -195,5 +195,5 @@ def test_the_deployed_flow_fails_a_run_whose_answers_are_errors(
     # A budget that is no amount is refused before anything is asked.
     hits = len(server.hits_for("down"))
     state = evaluate_panel_file(panel=str(panel), budget_usd=-1.0, return_state=True)
-    assert state.is_failed() and "budget_usd must be a positive amount" in (state.message or "")
+    assert state.is_failed() and "budget_usd: -1 is not more than 0" in (state.message or "")
     assert len(server.hits_for("down")) == hits
