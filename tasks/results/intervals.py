@@ -1,5 +1,6 @@
 """95% confidence intervals of headline metrics: the Wilson score interval for a share of 0/1
-verdicts, a seeded percentile bootstrap over items for everything else (docs/metrics.md).
+verdicts of independent items, a seeded percentile bootstrap over items for everything else,
+over clusters of items where items share a scene, an image or a clip (docs/metrics.md).
 
 Wilson rather than Clopper-Pearson: its coverage is close to 95% on average over p (Brown, Cai
 and DasGupta, 2001), where Clopper-Pearson's is above it by construction (often 97-99% at the
@@ -21,6 +22,7 @@ from roadeval.benchmarks.suite import Verdicts
 LEVEL = 0.95
 WILSON = "wilson"
 BOOTSTRAP = "percentile bootstrap"
+CLUSTERED = "cluster percentile bootstrap"
 PAIRED = "paired percentile bootstrap"
 
 

@@ -11,6 +11,7 @@ from roadeval.storage.records import MetricPairRow, MetricRow
 from roadeval.tasks.results.headlines import headline_intervals
 from roadeval.tasks.results.intervals import (
     BOOTSTRAP,
+    CLUSTERED,
     LEVEL,
     PAIRED,
     WILSON,
@@ -35,6 +36,7 @@ def run_intervals(
         proportion_method=WILSON,
         bootstrap_method=BOOTSTRAP,
         paired_method=PAIRED,
+        cluster_method=CLUSTERED,
         resamples=settings.resamples,
         seed=settings.seed,
     )
