@@ -18,6 +18,7 @@ from roadeval.tasks.results.formats import (
     format_interval,
     format_value,
 )
+from roadeval.tasks.results.interval_legend import interval_legend
 from roadeval.tasks.results.leaderboard import (
     Board,
     Column,
@@ -28,6 +29,7 @@ from roadeval.tasks.results.leaderboard import (
     task_order,
 )
 from roadeval.tasks.results.leaderboard import Cell as Value
+from roadeval.tasks.results.manifest import IntervalsRecord
 
 _ARROWS = {"higher": " ↑", "lower": " ↓"}
 _HEALTH = (
@@ -137,11 +139,18 @@ def _pairs_table(pairs: Sequence[MetricPairRow], rules: SuiteRules, suite: str) 
     )
 
 
-def leaderboard_blocks(found: Sequence[Leaderboards], rules: SuiteRules) -> list[Block]:
+def leaderboard_blocks(
+    found: Sequence[Leaderboards], rules: SuiteRules, intervals: IntervalsRecord | None = None
+) -> list[Block]:
+    """Per suite: its leaderboard, the line saying what its intervals are (from the manifest's
+    `intervals`), its per-task headlines and its paired differences."""
     blocks: list[Block] = []
     for boards in found:
         lead = board_table(boards.lead, rules, f"{boards.suite}: leaderboard", "leaderboard")
         blocks.append(lead)
+        legend = interval_legend(intervals, boards.suite)
+        if legend:
+            blocks.append(Note(legend))
         if boards.per_task is not None:
             table = board_table(boards.per_task, rules, f"{boards.suite}: per task", "per-task")
             blocks.append(Fold(f"{boards.suite}: headline metrics per task", (table,)))

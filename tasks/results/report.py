@@ -16,6 +16,7 @@ from roadeval.storage.records import MetricPairRow, MetricRow
 from roadeval.tasks.results.ablation import BlindTable, blind_tables
 from roadeval.tasks.results.aggregate import ALL, SUITE_WIDE
 from roadeval.tasks.results.formats import MISSING, SuiteRules, decimals_for, format_interval
+from roadeval.tasks.results.interval_legend import interval_legend
 from roadeval.tasks.results.leaderboard import (
     Board,
     Cell,
@@ -29,7 +30,7 @@ from roadeval.tasks.results.leaderboard import (
     task_order,
     variant_of,
 )
-from roadeval.tasks.results.manifest import PairCounts, RunManifest, shown_as
+from roadeval.tasks.results.manifest import IntervalsRecord, PairCounts, RunManifest, shown_as
 from roadeval.tasks.shard.counts import EVERY_METRIC
 
 
@@ -187,13 +188,19 @@ def _ties_caption(boards: Leaderboards) -> str | None:
 
 
 def leaderboard_tables(
-    found: Sequence[Leaderboards], rules: SuiteRules, *, detail: bool = False
+    found: Sequence[Leaderboards],
+    rules: SuiteRules,
+    *,
+    detail: bool = False,
+    intervals: IntervalsRecord | None = None,
 ) -> list[Table]:
-    """Each suite's leaderboard; with `detail`, its per-task headlines too."""
+    """Each suite's leaderboard, captioned with what its intervals are (from `intervals`, the
+    manifest's record); with `detail`, its per-task headlines too."""
     tables: list[Table] = []
     for boards in found:
         lead = board_table(boards.lead, rules, f"{boards.suite}: leaderboard")
-        caption = _ties_caption(boards)
+        lines = [interval_legend(intervals, boards.suite), _ties_caption(boards)]
+        caption = "\n".join(line for line in lines if line)
         if caption:
             lead.caption = escape(caption)
             lead.caption_justify = "left"
@@ -295,14 +302,16 @@ def print_leaderboards(
     baselines: Collection[str],
     pairs: Sequence[MetricPairRow] = (),
     detail: bool = False,
+    intervals: IntervalsRecord | None = None,
 ) -> None:
-    """The leaderboard per suite, then the blind ablation where the run has one; with
-    `detail`, each suite's per-task headlines, its metrics per task and per slice."""
+    """The leaderboard per suite (with what its intervals are, from the manifest's
+    `intervals`), then the blind ablation where the run has one; with `detail`, each suite's
+    per-task headlines, its metrics per task and per slice."""
     headlines, counts = rules.headlines(), rules.counts()
     found = leaderboards(
         metrics, headlines, counts=counts, health=health, baselines=baselines, pairs=pairs
     )
-    for table in leaderboard_tables(found, rules, detail=detail):
+    for table in leaderboard_tables(found, rules, detail=detail, intervals=intervals):
         console.print(table)
     for blind in blind_tables(metrics, headlines, counts=counts, baselines=baselines):
         console.print(blind_table(blind, rules))
@@ -331,6 +340,7 @@ def print_report(
         baselines=manifest_baselines(manifest),
         pairs=pairs,
         detail=detail,
+        intervals=manifest.intervals,
     )
     console.print(health_table(manifest.counts))
     for c in manifest.counts:
