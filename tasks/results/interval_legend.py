@@ -16,6 +16,8 @@ NAMED_TASKS = 5
 
 
 def _wide(method: HeadlineMethod) -> str:
+    if not method.items:
+        return _per_task(method)  # a manifest from before items were recorded
     if method.method == WILSON:
         return f"Wilson score interval over {method.items:,} independent items"
     if method.method == CLUSTERED:
