@@ -31,7 +31,7 @@ from roadeval.flows.run_record import event_row
 from roadeval.storage.landing import Part, land
 from roadeval.storage.records import SCHEMAS, MetricPairRow, MetricRow, RunEventRow
 from roadeval.storage.store import Store, open_store
-from roadeval.tasks.results.intervals import BOOTSTRAP, LEVEL, PAIRED, WILSON
+from roadeval.tasks.results.intervals import BOOTSTRAP, WILSON, IntervalSettings
 from roadeval.tasks.results.intervals import CLUSTERED as CLUSTERED_METHOD
 from roadeval.tasks.results.manifest import (
     HeadlineMethod,
@@ -41,6 +41,7 @@ from roadeval.tasks.results.manifest import (
     SuiteRecord,
     Totals,
 )
+from roadeval.tasks.results.uncertainty import intervals_record
 
 TARGET_S = 20.0
 RUN = "20260101T000000Z-bench000"
@@ -318,7 +319,7 @@ CLUSTERED = {
 }
 
 
-def intervals_record(items: int) -> IntervalsRecord:
+def clustered_record(items: int) -> IntervalsRecord:
     """How the run's intervals were computed, as a run with clustered suites records it (the
     report's line under each leaderboard reads it)."""
     headlines = []
@@ -346,16 +347,9 @@ def intervals_record(items: int) -> IntervalsRecord:
                     items=items // len(spec["tasks"]),
                 )
             )
-    return IntervalsRecord(
-        level=LEVEL,
-        proportion_method=WILSON,
-        bootstrap_method=BOOTSTRAP,
-        paired_method=PAIRED,
-        cluster_method=CLUSTERED_METHOD,
-        resamples=1000,
-        seed=0,
-        headlines=headlines,
-    )
+    record = intervals_record(IntervalSettings())
+    record.headlines = headlines
+    return record
 
 
 def run_event(models: list[str], items: int) -> RunEventRow:
@@ -404,7 +398,7 @@ def run_event(models: list[str], items: int) -> RunEventRow:
         counts=counts,
         totals=Totals(items=total, scored=total, calls=total),
         orchestrator="inline",
-        intervals=intervals_record(items),
+        intervals=clustered_record(items),
         status="finished",
     )
     return event_row(manifest, 1, 10.0)

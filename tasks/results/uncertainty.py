@@ -20,6 +20,19 @@ from roadeval.tasks.results.intervals import (
 from roadeval.tasks.results.manifest import IntervalsRecord
 
 
+def intervals_record(settings: IntervalSettings) -> IntervalsRecord:
+    """The record of intervals computed with `settings`, its headlines yet to be added."""
+    return IntervalsRecord(
+        level=LEVEL,
+        proportion_method=WILSON,
+        bootstrap_method=BOOTSTRAP,
+        paired_method=PAIRED,
+        cluster_method=CLUSTERED,
+        resamples=settings.resamples,
+        seed=settings.seed,
+    )
+
+
 def run_intervals(
     suites: Mapping[str, Suite],
     scored: Mapping[tuple[str, str], Sequence[ScoredItem]],
@@ -31,15 +44,7 @@ def run_intervals(
     """`metrics` with intervals on the headline rows, the pairs' rows and the record, for the
     items of `variant`; `scored` is keyed by (suite, model)."""
     started = time.perf_counter()
-    record = IntervalsRecord(
-        level=LEVEL,
-        proportion_method=WILSON,
-        bootstrap_method=BOOTSTRAP,
-        paired_method=PAIRED,
-        cluster_method=CLUSTERED,
-        resamples=settings.resamples,
-        seed=settings.seed,
-    )
+    record = intervals_record(settings)
     rows = list(metrics)
     pairs: list[MetricPairRow] = []
     for name in sorted({suite for suite, _ in scored}):

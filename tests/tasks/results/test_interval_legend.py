@@ -7,21 +7,15 @@ from __future__ import annotations
 from typing import Any
 
 from roadeval.tasks.results.interval_legend import interval_legend
-from roadeval.tasks.results.intervals import BOOTSTRAP, CLUSTERED, LEVEL, PAIRED, WILSON
+from roadeval.tasks.results.intervals import BOOTSTRAP, CLUSTERED, WILSON, IntervalSettings
 from roadeval.tasks.results.manifest import HeadlineMethod, IntervalsRecord
+from roadeval.tasks.results.uncertainty import intervals_record
 
 
 def _record(*headlines: HeadlineMethod) -> IntervalsRecord:
-    return IntervalsRecord(
-        level=LEVEL,
-        proportion_method=WILSON,
-        bootstrap_method=BOOTSTRAP,
-        paired_method=PAIRED,
-        cluster_method=CLUSTERED,
-        resamples=1000,
-        seed=3,
-        headlines=list(headlines),
-    )
+    record = intervals_record(IntervalSettings(resamples=1000, seed=3))
+    record.headlines = list(headlines)
+    return record
 
 
 def _method(task: str, metric: str, method: str, **more: Any) -> HeadlineMethod:
