@@ -46,7 +46,11 @@ def sections(data: ReportData) -> list[Section]:
         *roadbench_blocks(lead.get("roadbench")),
     ]
     made = [
-        Section("leaderboards", "Leaderboards", tuple(leaderboard_blocks(found, rules))),
+        Section(
+            "leaderboards",
+            "Leaderboards",
+            tuple(leaderboard_blocks(found, rules, manifest.intervals if manifest else None)),
+        ),
         Section("blind", "With vision and blind", tuple(blind_blocks(blind, rules))),
         Section(
             "slices",

@@ -41,14 +41,29 @@ _COS = math.cos(math.radians(SLANT))
 HEATMAP_LABEL_CHARS = 38
 
 
+# What matplotlib says when its font has no glyph for a character of a label (a model named in
+# CJK, an emoji): the SVG keeps the text as text, which the reader's browser draws with its own
+# fonts, and the margins are set from the labels' lengths, so matplotlib's own glyphs are never
+# seen and the warning (one per character per figure) says nothing.
+MISSING_GLYPH = r"Glyph \d+ \(.*\) missing from font\(s\)"
+
+
 def _matplotlib() -> Any:
+    import warnings
+
     import matplotlib
 
     matplotlib.use("Agg")
+    warnings.filterwarnings("ignore", message=MISSING_GLYPH, category=UserWarning)
     matplotlib.rcParams.update(
         {
             "svg.fonttype": "none",
-            "font.family": "DejaVu Sans",
+            # Measured in DejaVu Sans; the SVG names it and then the reader's sans-serif, which
+            # draws the characters DejaVu Sans has not.
+            "font.family": "sans-serif",
+            "font.sans-serif": ["DejaVu Sans"],
+            # Labels are data (model and suite names, costs in $): never TeX-like math.
+            "text.parse_math": False,
             "font.size": 9,
             "axes.spines.top": False,
             "axes.spines.right": False,

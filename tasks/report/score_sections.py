@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from roadeval.storage.records import MetricPairRow
-from roadeval.tasks.report.blocks import Block, Cell, Fold, Header, Table, plain
+from roadeval.tasks.report.blocks import Block, Cell, Fold, Header, Note, Table, plain
 from roadeval.tasks.results.ablation import BlindTable
 from roadeval.tasks.results.aggregate import ALL, SUITE_WIDE
 from roadeval.tasks.results.formats import (
@@ -15,6 +15,7 @@ from roadeval.tasks.results.formats import (
     SuiteRules,
     format_interval,
 )
+from roadeval.tasks.results.interval_legend import interval_legend
 from roadeval.tasks.results.leaderboard import (
     ORDER_RULE,
     Board,
@@ -26,6 +27,7 @@ from roadeval.tasks.results.leaderboard import (
     ranking_column,
 )
 from roadeval.tasks.results.leaderboard import Cell as Value
+from roadeval.tasks.results.manifest import IntervalsRecord
 from roadeval.tasks.shard.counts import COUNT_HEADINGS
 
 _HEALTH = tuple(
@@ -154,11 +156,18 @@ def _pairs_table(pairs: Sequence[MetricPairRow], rules: SuiteRules, suite: str) 
     )
 
 
-def leaderboard_blocks(found: Sequence[Leaderboards], rules: SuiteRules) -> list[Block]:
+def leaderboard_blocks(
+    found: Sequence[Leaderboards], rules: SuiteRules, intervals: IntervalsRecord | None = None
+) -> list[Block]:
+    """Per suite: its leaderboard, the line saying what its intervals are (from the manifest's
+    `intervals`), its per-task headlines and its paired differences."""
     blocks: list[Block] = []
     for boards in found:
         lead = board_table(boards.lead, rules, f"{boards.suite}: leaderboard", "leaderboard")
         blocks.append(lead)
+        legend = interval_legend(intervals, boards.suite)
+        if legend:
+            blocks.append(Note(legend))
         if boards.per_task is not None:
             table = board_table(boards.per_task, rules, f"{boards.suite}: per task", "per-task")
             blocks.append(Fold(f"{boards.suite}: headline metrics per task", (table,)))
