@@ -15,7 +15,7 @@ from roadeval.flows.cli.app import app, consoles, fail, printable, reading_store
 from roadeval.flows.cli.store import StoreOption, open_present
 
 if TYPE_CHECKING:
-    from roadeval.flows.run_diff import RunDiff
+    from roadeval.flows.rerun.diff import RunDiff
     from roadeval.storage.store import Store
 
 AllOption = Annotated[
@@ -33,7 +33,7 @@ def changes(
 ) -> None:
     """What a run changed against its baseline run, as it landed it: items added, removed and
     changed, verdicts that flipped, metrics that moved."""
-    from roadeval.flows.run_diff import NoBaseline, landed
+    from roadeval.flows.rerun.diff import NoBaseline, landed
 
     with reading_store():
         opened = open_present(store)
@@ -55,7 +55,7 @@ def diff(
 ) -> None:
     """Compare any two runs of one panel as a rerun is compared with its baseline run: RUN_B's
     items, scores and metrics against RUN_A's."""
-    from roadeval.flows.run_diff import between
+    from roadeval.flows.rerun.diff import between
 
     with reading_store():
         found = between(open_present(store), run_a, run_b)
@@ -78,7 +78,7 @@ def _latest_run(store: Store) -> str:
 def print_diff(diff: RunDiff, show_all: bool = False) -> None:
     """The diff as rich tables: items, score changes, the items that changed by id, the metrics
     that moved (each marked better or worse by its direction)."""
-    from roadeval.flows.run_diff import (
+    from roadeval.flows.rerun.diff import (
         KINDS,
         METRIC_LIMIT,
         change_text,

@@ -13,16 +13,16 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import Any, TypeVar
 
-from roadeval.flows.baseline import BaselineRun
-from roadeval.flows.comparison import compare_with_baseline, metric_deltas_against
-from roadeval.flows.item_changes import land_changes
 from roadeval.flows.panel.file import Panel
+from roadeval.flows.rerun.baseline import BaselineRun
+from roadeval.flows.rerun.changes import land_changes
+from roadeval.flows.rerun.comparison import compare_with_baseline, metric_deltas_against
 from roadeval.flows.run.log import RunLog, run_logger
 from roadeval.flows.run.manifest import build_manifest
 from roadeval.flows.run.parts import RunContext, RunEngines, RunInputs
 from roadeval.flows.run.progress import RunProgress
 from roadeval.flows.run.quick_exit import keep_until_exit
-from roadeval.flows.run.record import RunRecord, RunStatus
+from roadeval.flows.run.record import RunRecord
 from roadeval.flows.run.report import prepare_report
 from roadeval.flows.run.rescore import unanswered
 from roadeval.flows.run.summary import BudgetState, RunStopped, RunSummary
@@ -37,7 +37,7 @@ from roadeval.flows.stages.orchestration import Orchestrator, StageFuture
 from roadeval.flows.stages.plan import PLAN_SHARD, land_plan, plan_shards
 from roadeval.flows.stages.render import blind_suites, render_suites
 from roadeval.storage.landing import Part, land
-from roadeval.storage.records import MetricPairRow, MetricRow
+from roadeval.storage.records import MetricPairRow, MetricRow, RunStatus
 from roadeval.storage.store import Store, StoreError, describe_store_error
 from roadeval.tasks.cache.journal import close_gateway_journals
 from roadeval.tasks.cache.responses import ResponseCache

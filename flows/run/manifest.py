@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from roadeval.benchmarks.generation import departures, effective_params
-from roadeval.flows.item_changes import count_changes
+from roadeval.flows.rerun.changes import count_changes
 from roadeval.flows.run.parts import RunContext, RunInputs
 from roadeval.flows.stages.load import LoadedSuite
 from roadeval.flows.stages.orchestration import OrchestratorKind, configured_api_url
+from roadeval.tasks.requests.model_spec import redact_model
 from roadeval.tasks.results.engines import EngineRecord, EnginesRecord, bare_address
 from roadeval.tasks.results.manifest import (
     GenerationRecord,
@@ -44,11 +45,6 @@ def code_version() -> str:
     except (OSError, subprocess.SubprocessError):
         commit = ""
     return f"{version}+{commit}" if commit else version
-
-
-def redact_model(spec_dump: dict[str, Any]) -> dict[str, Any]:
-    """Specs carry only the name of a key's variable, never a key; keep it that way in artifacts."""
-    return {k: v for k, v in spec_dump.items() if "key" not in k or k == "api_key_env"}
 
 
 def count_table(results: Sequence[ShardResult]) -> list[PairCounts]:
@@ -105,7 +101,7 @@ def generation_in_force(shards: Sequence[Shard]) -> list[GenerationRecord]:
 
 def suite_record(loaded: LoadedSuite, judge: dict[str, Any] | None = None) -> SuiteRecord:
     """A loaded suite as the manifest lists it (`judge`: the panel's, as dumped)."""
-    from roadeval.flows.baseline import scoring_key
+    from roadeval.flows.rerun.baseline import scoring_key
 
     return SuiteRecord(
         name=loaded.suite.name,

@@ -13,7 +13,7 @@ from roadeval.flows.stages.orchestration import Orchestrator
 from roadeval.storage.store import Store
 
 if TYPE_CHECKING:
-    from roadeval.flows.baseline import BaselineReader, BaselineRun
+    from roadeval.flows.rerun.baseline import BaselineReader, BaselineRun
     from roadeval.storage.records import ChangeRow
     from roadeval.tasks.calls.budget import Budget
     from roadeval.tasks.calls.gateway import ModelClient

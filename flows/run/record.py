@@ -15,7 +15,7 @@ from typing import TypedDict
 
 from roadeval.storage.heartbeats import Heartbeat, heartbeat_key, interval_s
 from roadeval.storage.landing import Part, land
-from roadeval.storage.records import RUN_COUNT_COLUMNS, RunEventRow
+from roadeval.storage.records import RUN_COUNT_COLUMNS, RunEventRow, RunStatus
 from roadeval.storage.store import Store
 from roadeval.tasks.calls.secrets import Redactor
 from roadeval.tasks.results.manifest import RunManifest
@@ -51,17 +51,6 @@ def event_row(landed: RunManifest, seq: int, heartbeat_s: float) -> RunEventRow:
         baseline_run_id=landed.baseline.run_id if landed.baseline else None,
         **engine_columns(landed),
     )
-
-
-class RunStatus:
-    RUNNING = "running"
-    FINISHED = "finished"
-    FAILED = "failed"
-    INTERRUPTED = "interrupted"
-    # Stopped by its budget (`tasks.calls.budget.OUT_OF_BUDGET`): what was answered is landed.
-    OUT_OF_BUDGET = "out_of_budget"
-    # A dry run: planned and estimated, no model called.
-    PLANNED = "planned"
 
 
 def manifest_key(run_id: str) -> str:

@@ -7,8 +7,8 @@ import uuid
 from datetime import UTC, datetime
 
 from roadeval.environment import tune_collector_for_run
-from roadeval.flows.baseline import find_baseline
 from roadeval.flows.panel.file import Panel
+from roadeval.flows.rerun.baseline import find_baseline
 from roadeval.flows.run.preflight import check_before_run
 from roadeval.flows.run.report import keep_report
 from roadeval.flows.run.summary import RunSummary

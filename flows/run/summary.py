@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from roadeval.flows.run.record import RunStatus
+from roadeval.storage.records import RunStatus
 
 if TYPE_CHECKING:
     from roadeval.storage.records import MetricPairRow, MetricRow

@@ -4,9 +4,9 @@ and the plans landed before their first call."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.registry import find_baseline
@@ -20,8 +20,18 @@ from roadeval.tasks.render.blind import BLIND
 from roadeval.tasks.shard.plan import Shard, ShardPlan
 
 if TYPE_CHECKING:
-    from roadeval.flows.baseline import BaselineReader, CopyCandidates
     from roadeval.tasks.render.stage import Renders
+    from roadeval.tasks.rerun.answers import ShardBaseline
+
+# Item ids of a suite x model x sample x variant whose baseline outcomes a rerun may copy.
+CopyCandidates = Callable[[str, str, int, str], frozenset[str]]
+
+
+class BaselineForShards(Protocol):
+    """The plan stage's one question to a rerun's baseline (`flows.rerun.baseline`): what a
+    shard of this suite x model may take from it."""
+
+    def for_shard(self, suite: str, model: str) -> ShardBaseline | None: ...
 
 
 class EmptyRunError(ValueError):
@@ -133,7 +143,7 @@ def _why_empty(panel: Panel, loaded: list[LoadedSuite]) -> str:
 
 
 def plan_shard(
-    shard: Shard, renders: Renders, store: Store, baseline: BaselineReader | None = None
+    shard: Shard, renders: Renders, store: Store, baseline: BaselineForShards | None = None
 ) -> ShardPlan:
     """Plan one shard: its requests, their stored answers, and on a rerun what it takes from
     the baseline run (read in bulk, once per suite x model)."""

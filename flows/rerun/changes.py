@@ -3,7 +3,7 @@ per item) against the baseline's, landed as the `changes` table before the first
 
 from __future__ import annotations
 
-from roadeval.flows.baseline import BaselineRun
+from roadeval.flows.rerun.baseline import BaselineRun
 from roadeval.flows.stages.load import LoadedSuite
 from roadeval.storage.landing import Part, land, read_rows
 from roadeval.storage.records import ChangeRow, ItemRow

@@ -10,27 +10,25 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from roadeval.flows.panel.file import Panel
-from roadeval.flows.run.record import RunStatus
 from roadeval.storage.heartbeats import run_liveness
 from roadeval.storage.landing import read_table
+from roadeval.storage.records import RunStatus
 from roadeval.storage.store import Store
 from roadeval.tasks.results.manifest import BaselineRecord, RunManifest, SuiteRecord
 
 if TYPE_CHECKING:
     from roadeval.benchmarks.suite import Suite
+    from roadeval.flows.stages.plan import CopyCandidates
     from roadeval.storage.records import ChangeRow
     from roadeval.tasks.rerun.answers import BaselineAnswers, ShardBaseline
 
 FINISHED = RunStatus.FINISHED
-
-# Item ids of a suite x model x sample x variant whose baseline outcomes a rerun may copy.
-CopyCandidates = Callable[[str, str, int, str], frozenset[str]]
 
 
 class BaselineError(ValueError):
