@@ -34,7 +34,7 @@ from roadeval.flows.stages.answer import (
 )
 from roadeval.flows.stages.load import LoadedSuite
 from roadeval.flows.stages.orchestration import Orchestrator, StageFuture
-from roadeval.flows.stages.plan import PLAN_SHARD, land_plan, plan_shards
+from roadeval.flows.stages.plan import PLAN_SHARD, applicable, land_plan, plan_shards
 from roadeval.flows.stages.render import blind_suites, render_suites
 from roadeval.storage.landing import Part, land
 from roadeval.storage.records import MetricPairRow, MetricRow, RunStatus
@@ -92,16 +92,16 @@ def execute_run(
     in_flight = InFlightAtStop(stop, lambda: sum(gate.in_flight for gate in held))
     # The panel is checked (a model for every suite, a judge where one scores) before anything
     # is drawn; the shards are made after the renders, without the items that cannot be drawn.
-    plan_shards(run_id, panel, loaded, clients)
+    pairs, not_covered = applicable(panel, loaded)
     renders = render_suites(loaded, store, panel.render, orchestrator)
     blind = blind_suites(panel.ablations, renders)
     changes, reader = compare_with_baseline(
         run_id, store, panel, loaded, renders, baseline, rescore
     )
-    shards, not_covered = plan_shards(
+    shards = plan_shards(
         run_id,
         panel,
-        loaded,
+        pairs,
         clients,
         rescore=rescore,
         copied=reader.candidates(changes) if reader is not None else None,

@@ -5,6 +5,7 @@ and the plans landed before their first call."""
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -17,6 +18,7 @@ from roadeval.storage.landing import Part, land
 from roadeval.storage.store import Store
 from roadeval.tasks.calls.gateway import ModelClient
 from roadeval.tasks.render.blind import BLIND
+from roadeval.tasks.requests.model_spec import ModelSpec
 from roadeval.tasks.shard.plan import Shard, ShardPlan
 
 if TYPE_CHECKING:
@@ -42,23 +44,23 @@ class NoJudgeError(ValueError):
     """A suite that scores with a judge, in a panel that names none."""
 
 
-def plan_shards(
-    run_id: str,
-    panel: Panel,
-    loaded: list[LoadedSuite],
-    clients: dict[str, ModelClient],
-    *,
-    rescore: bool = False,
-    copied: CopyCandidates | None = None,
-    shown: Mapping[str, Collection[str]] | None = None,
-) -> tuple[list[Shard], list[dict[str, Any]]]:
-    """Split suite x model into chunks; a baseline gets only the tasks it has an answer for.
-    On a rerun, the items whose baseline outcomes may be copied (`copied`) make one shard per
-    suite x model x sample, whatever its size: copying costs a few store requests per shard,
-    so a rerun's cost follows what changed, not the panel's size. With the panel's `blind`
-    ablation, the items that show an image (`shown`, per suite: those with blind renders) are
-    sharded again under variant 'blind', after the released ones of their suite x model."""
-    shards: list[Shard] = []
+@dataclass(frozen=True)
+class Applies:
+    """A suite x model of the panel that applies: the items the model is asked (a baseline's:
+    those of the tasks it has a rule for)."""
+
+    suite: LoadedSuite
+    spec: ModelSpec
+    items: list[Item]
+
+
+def applicable(
+    panel: Panel, loaded: list[LoadedSuite]
+) -> tuple[list[Applies], list[dict[str, Any]]]:
+    """The suite x model pairs that apply, and the items a baseline cannot answer (`skipped`);
+    checked before anything is drawn: a panel in which nothing applies, or a judged suite
+    without a judge, is refused here (EmptyRunError, NoJudgeError)."""
+    pairs: list[Applies] = []
     skipped: list[dict[str, Any]] = []
     for suite in loaded:
         for spec in panel.models:
@@ -80,34 +82,11 @@ def plan_shards(
                             "why": "the baseline has no rule for those tasks",
                         }
                     )
-            variants = [("", items)]
-            if shown is not None and BLIND in panel.ablations:
-                with_images = shown.get(suite.suite.name, ())
-                variants.append((BLIND, [item for item in items if item.item_id in with_images]))
-            for variant, chosen in variants:
-                for sample in range(1, spec.samples + 1):
-                    taken = (
-                        copied(suite.suite.name, spec.label, sample, variant)
-                        if copied
-                        else frozenset()
-                    )
-                    for chunk, copies in _chunks(chosen, taken, panel.chunk_size):
-                        shards.append(
-                            Shard(
-                                run_id=run_id,
-                                index=len(shards),
-                                suite=suite.suite,
-                                client=clients[spec.label],
-                                items=chunk,
-                                rescore=rescore,
-                                sample=sample,
-                                copies=copies,
-                                variant=variant,
-                            )
-                        )
-    if not shards:
+            pairs.append(Applies(suite, spec, items))
+    asked = [pair for pair in pairs if pair.items]
+    if not asked:
         raise EmptyRunError(_why_empty(panel, loaded))
-    judged = sorted({shard.suite.name for shard in shards if shard.suite.uses_judge})
+    judged = sorted({pair.suite.suite.name for pair in asked if pair.suite.suite.uses_judge})
     if judged and panel.judge is None:
         raise NoJudgeError(
             f"panel {panel.name!r}: {', '.join(judged)} scores answers with a judge model, and "
@@ -115,7 +94,52 @@ def plan_shards(
             "default judge (Qwen/Qwen3-VL-32B-Instruct on an OpenAI-compatible server), any other "
             "model spec, or `judge: {model: roadeval/midpoint-judge}` offline"
         )
-    return shards, skipped
+    return pairs, skipped
+
+
+def plan_shards(
+    run_id: str,
+    panel: Panel,
+    pairs: list[Applies],
+    clients: dict[str, ModelClient],
+    *,
+    rescore: bool = False,
+    copied: CopyCandidates | None = None,
+    shown: Mapping[str, Collection[str]] | None = None,
+) -> list[Shard]:
+    """Split each suite x model that applies (`applicable`) into chunks. On a rerun, the items
+    whose baseline outcomes may be copied (`copied`) make one shard per suite x model x sample,
+    whatever its size: copying costs a few store requests per shard, so a rerun's cost follows
+    what changed, not the panel's size. With the panel's `blind` ablation, the items that show
+    an image (`shown`, per suite: those with blind renders) are sharded again under variant
+    'blind', after the released ones of their suite x model."""
+    shards: list[Shard] = []
+    for pair in pairs:
+        suite, spec, items = pair.suite, pair.spec, pair.items
+        variants = [("", items)]
+        if shown is not None and BLIND in panel.ablations:
+            with_images = shown.get(suite.suite.name, ())
+            variants.append((BLIND, [item for item in items if item.item_id in with_images]))
+        for variant, chosen in variants:
+            for sample in range(1, spec.samples + 1):
+                taken = (
+                    copied(suite.suite.name, spec.label, sample, variant) if copied else frozenset()
+                )
+                for chunk, copies in _chunks(chosen, taken, panel.chunk_size):
+                    shards.append(
+                        Shard(
+                            run_id=run_id,
+                            index=len(shards),
+                            suite=suite.suite,
+                            client=clients[spec.label],
+                            items=chunk,
+                            rescore=rescore,
+                            sample=sample,
+                            copies=copies,
+                            variant=variant,
+                        )
+                    )
+    return shards
 
 
 def _chunks(items: list[Item], taken: frozenset[str], size: int) -> list[tuple[list[Item], bool]]:
