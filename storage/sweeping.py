@@ -20,7 +20,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from roadeval.storage.heartbeats import read_heartbeat
+from roadeval.storage.heartbeats import run_liveness
 from roadeval.storage.landing import LANDINGS, read_table
 from roadeval.storage.liveness import writer_alive
 from roadeval.storage.part_index import PartIndex
@@ -55,9 +55,11 @@ def _folder(key: str) -> str:
 
 def ended_runs(store: Store, runs: Collection[str]) -> set[str]:
     """Of `runs`, those that will land nothing more: their latest event is not `running`, or
-    it is and their process is gone (seen on this machine, or silent for `GONE_AFTER_S`). A run
-    with no event is not known to have ended."""
-    events = read_table(store, "run_events").select(["run_id", "seq", "status", "host", "pid"])
+    it is and their process is gone: seen gone on this machine, or dead by the rule `runs`
+    reads (`heartbeats.run_liveness`) and silent for `GONE_AFTER_S`. A run with no event is not
+    known to have ended."""
+    names = ["run_id", "seq", "status", "started_at", "heartbeat_s", "host", "pid"]
+    events = read_table(store, "run_events").select(names)
     wanted = pa.array(sorted(runs), pa.string())
     latest: dict[str, dict[str, Any]] = {}
     for row in events.filter(pc.is_in(events.column("run_id"), wanted)).to_pylist():
@@ -70,8 +72,8 @@ def ended_runs(store: Store, runs: Collection[str]) -> set[str]:
         if event["status"] != RUNNING or writer_alive(event["host"], event["pid"]) is False:
             ended.add(run_id)
             continue
-        beat = read_heartbeat(store, run_id)
-        if beat is not None and (now - beat.at).total_seconds() > GONE_AFTER_S:
+        last, living = run_liveness(store, run_id, event["started_at"], event["heartbeat_s"], now)
+        if not living and (now - last).total_seconds() > GONE_AFTER_S:
             ended.add(run_id)
     return ended
 

@@ -8,7 +8,7 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -46,9 +46,24 @@ def _shards(store: LocalStore, run_id: str, shards: int) -> None:
         land(store, f"{run_id}-s-m-{k:03d}", [Part("scores", _scores(run_id, 10 * k, 2), "s", "m")])
 
 
+@pytest.fixture(autouse=True)
+def _sweeps_fail_loudly(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
+    """A sweep that raised is a warning in a run (the run stays finished): here, a failure."""
+    yield
+    said = [record.getMessage() for record in caplog.get_records("call")]
+    assert not [line for line in said if "could not remove the parts no reader sees" in line]
+
+
 def _event(store: LocalStore, run_id: str, status: str, host: str, pid: int) -> None:
     row = record(
-        "run_events", run_id=run_id, seq=0, status=status, host=host, pid=pid, heartbeat_s=15.0
+        "run_events",
+        run_id=run_id,
+        seq=0,
+        status=status,
+        started_at=datetime.now(UTC),
+        host=host,
+        pid=pid,
+        heartbeat_s=15.0,
     )
     land(store, f"{run_id}-event-000", [Part("run_events", [row])])
 
@@ -153,7 +168,8 @@ class RefusingDeletes(LocalStore):
     """A folder whose deletes fail (a bucket policy without s3:DeleteObject, say)."""
 
     def delete_many(self, keys: Iterable[str]) -> None:
-        raise StoreError(f"store {self.uri}: access denied")
+        if list(keys):
+            raise StoreError(f"store {self.uri}: access denied")
 
 
 def test_parts_a_compaction_could_not_remove_are_swept_by_the_next(
