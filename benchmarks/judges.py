@@ -9,8 +9,12 @@ import json
 from roadeval.benchmarks.registry import ANY_SUITE, BaselineCall, register_baseline
 
 MIDPOINT = 5
+PLACEHOLDER = (
+    "an offline placeholder judge: it gives every answer the rubric's midpoint, so its scores "
+    "measure nothing"
+)
 
 
-@register_baseline("midpoint-judge", suite=ANY_SUITE)
+@register_baseline("midpoint-judge", suite=ANY_SUITE, placeholder=PLACEHOLDER)
 def midpoint_judge(call: BaselineCall) -> str:
     return json.dumps({"score": MIDPOINT, "rationale": "offline baseline judge: the midpoint"})

@@ -22,6 +22,7 @@ from typing import Any
 
 from roadeval.benchmarks.errors import BadItemPolicy, ItemError, ItemProblem, SuiteSourceError
 from roadeval.benchmarks.item import Item
+from roadeval.names import describe_character, quoted, refused_character
 
 # file -> field name -> how many rows of that file carry the field.
 UnknownFields = dict[str, dict[str, int]]
@@ -51,28 +52,35 @@ READ_LIMITS = replace(DEFAULT_LIMITS, max_text_chars=sys.maxsize)
 LIMIT_OPTIONS: tuple[str, ...] = tuple(f.name for f in fields(LoadLimits))
 
 
+# The most `max_text_chars` and `max_row_bytes` may be set to: a row is read into memory whole
+# (and its JSON several times over), and a model's context holds a few MB of text, so a row of a
+# GiB is no benchmark row.
+MAX_ROW_CEILING = 2**30
+
+
+def limit_option_problem(name: str, value: Any) -> str | None:
+    """Why `value` cannot be the load limit option `name` (a positive integer, max_depth up to
+    MAX_DEPTH_CEILING, the others up to MAX_ROW_CEILING), or None (also for another option)."""
+    if name not in LIMIT_OPTIONS:
+        return None
+    ceiling = MAX_DEPTH_CEILING if name == "max_depth" else MAX_ROW_CEILING
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= ceiling:
+        return f"must be a positive integer up to {ceiling:,}, got {value!r}"
+    return None
+
+
 def take_limits(
     suite: str, options: dict[str, Any], default: LoadLimits = DEFAULT_LIMITS
 ) -> LoadLimits:
-    """The limits a suite's `options` set (over `default`), removed from `options`; a value that
-    is not a positive integer (or a max_depth over MAX_DEPTH_CEILING) is a ValueError naming
-    the suite and the option."""
+    """The limits a suite's `options` set (over `default`), removed from `options`; a value out
+    of range (`limit_option_problem`) is a ValueError naming the suite and the option."""
     given: dict[str, int] = {}
     for name in LIMIT_OPTIONS:
         if name not in options:
             continue
         value = options.pop(name)
-        ceiling = MAX_DEPTH_CEILING if name == "max_depth" else None
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int)
-            or value < 1
-            or (ceiling is not None and value > ceiling)
-        ):
-            bound = f" up to {ceiling}" if ceiling is not None else ""
-            raise ValueError(
-                f"suite {suite!r}: option {name} must be a positive integer{bound}, got {value!r}"
-            )
+        if (problem := limit_option_problem(name, value)) is not None:
+            raise ValueError(f"suite {suite!r}: option {name} {problem}")
         given[name] = value
     return replace(default, **given)
 
@@ -342,13 +350,38 @@ def collect(
                 raise row
             report.note_fields(file, row, known_fields)
             built = build(line, row)
+            items = built if isinstance(built, list) else [built]
+            for item in items:
+                _check_item_id(item.item_id, row, file, line)
         except ItemError as exc:
             if policy is BadItemPolicy.ERROR:
                 raise
             report.skipped.append(exc.problem)
             continue
-        items = built if isinstance(built, list) else [built]
         origin = ItemOrigin(str(file), line if line_numbers else None)
         for item in items:
             report.origins[item.item_id] = origin
         report.items.extend(items)
+
+
+def _check_item_id(item_id: str, row: Mapping[str, Any], file: Path, line: int) -> None:
+    """Refuse an item id that a terminal would act on (`roadeval.names`): ids are printed in
+    tables, warnings and progress. Every suite builds its ids from the row's own fields, so the
+    field named is the one that holds the character."""
+    char = refused_character(item_id)
+    if char is None:
+        return
+    field = next(
+        (str(key) for key, value in row.items() if isinstance(value, str) and char in value),
+        "id",
+    )
+    raise ItemError(
+        ItemProblem(
+            str(file),
+            line,
+            field,
+            f"the item id {quoted(item_id)} holds {describe_character(char)}: ids are shown on "
+            "terminals and in reports, so they may hold no control, line-break or "
+            "bidirectional-formatting character",
+        )
+    )

@@ -138,6 +138,9 @@ class Baseline:
     suite: str
     tasks: frozenset[str] | None  # None: every task of the suite
     fn: BaselineFn
+    # Why its answers measure nothing, for a stand-in that only keeps the pipeline running
+    # offline (the midpoint judge); None for a baseline whose answers mean something.
+    placeholder: str | None = None
 
     def covers(self, task: str) -> bool:
         return self.tasks is None or task in self.tasks
@@ -147,13 +150,15 @@ _BASELINES: dict[tuple[str, str], list[Baseline]] = {}
 
 
 def register_baseline(
-    name: str, suite: str, tasks: Iterable[str] | None = None
+    name: str, suite: str, tasks: Iterable[str] | None = None, placeholder: str | None = None
 ) -> Callable[[BaselineFn], BaselineFn]:
     """Function decorator: `fn(call) -> reply text` (or a `BaselineReply`) answers for `suite`
-    (optionally some tasks)."""
+    (optionally some tasks). `placeholder`: why its answers measure nothing, for a stand-in
+    whose numbers the reports then mark wherever they show."""
 
     def wrap(fn: BaselineFn) -> BaselineFn:
-        entry = Baseline(name, suite, frozenset(tasks) if tasks is not None else None, fn)
+        covered = frozenset(tasks) if tasks is not None else None
+        entry = Baseline(name, suite, covered, fn, placeholder)
         _BASELINES.setdefault((name, suite), []).append(entry)
         return fn
 
@@ -178,6 +183,17 @@ def find_baseline(name: str, suite: str, task: str) -> Baseline | None:
     for entry in _BASELINES.get((name, ANY_SUITE), []):
         if entry.covers(task):
             return entry
+    return None
+
+
+def placeholder_reason(name: str) -> str | None:
+    """Why the baseline `name` measures nothing, when it is a placeholder (the offline judge);
+    None for any other baseline, or a name nothing registers."""
+    _load_baseline_plugin(name)
+    for (found, _), entries in _BASELINES.items():
+        for entry in entries if found == name else ():
+            if entry.placeholder is not None:
+                return entry.placeholder
     return None
 
 

@@ -27,6 +27,7 @@ from roadeval.benchmarks.loading import (
 from roadeval.benchmarks.messages import ImageRef, Message, encode_messages
 from roadeval.benchmarks.output import ModelOutput
 from roadeval.benchmarks.quality_report import QualityReport
+from roadeval.benchmarks.vocabulary import Vocabulary
 
 if TYPE_CHECKING:
     import numpy as np
@@ -184,19 +185,14 @@ class Statistic(Protocol):
 @dataclass(frozen=True)
 class Headline:
     """A number a suite's leaderboard leads with, as its release reports it: `metric` of the
-    suite-wide rows (`task` '*') or of every task whose rows have it (`task` ''), and which way
-    is better (None: neither, e.g. a penalty that describes a gap between slices). `statistic`
+    suite-wide rows (`task` '*') or of every task whose rows have it (`task` ''). Which way is
+    better, its label and its scale are the metric's, in the suite's `vocabulary`. `statistic`
     recomputes it over resampled items for its 95% interval and paired differences (None: it
     lands without an interval)."""
 
     metric: str
     task: str = "*"
-    better: str | None = "higher"
     statistic: Statistic | None = field(default=None, compare=False)
-
-    def __post_init__(self) -> None:
-        if self.better not in ("higher", "lower", None):
-            raise ValueError(f"Headline.better is 'higher', 'lower' or None, not {self.better!r}")
 
 
 class Suite(ABC):
@@ -218,6 +214,9 @@ class Suite(ABC):
     # The numbers its leaderboard leads with (the report, `show`, the run's summary), and that
     # land with confidence intervals.
     headline: ClassVar[tuple[Headline, ...]] = ()
+    # What its metrics, tasks and labels mean to a reader: each metric's label, description,
+    # better direction and scale, the tasks' and codes' full names, the labels' natural orders.
+    vocabulary: ClassVar[Vocabulary] = Vocabulary()
     # The metrics of its summaries that count items (`items`, `unparsed_count`, ...): printed
     # as integers. A metric of `slice_metrics` is a mean in the slice rows whatever this says.
     count_metrics: ClassVar[frozenset[str]] = frozenset()
@@ -228,6 +227,9 @@ class Suite(ABC):
     uses_judge: ClassVar[bool] = False
     # What `score_predictions` reads: a subclass of PredictionsRequest when the suite has options.
     predictions_request: ClassVar[type[PredictionsRequest]] = PredictionsRequest
+    # What the items that `cluster_keys` links share, as a plural noun ("scenes"): the unit a
+    # clustered interval is drawn over, named in the manifest and beside the leaderboards.
+    cluster_unit: ClassVar[str] = "clusters"
     # The suite's own store tables, name -> record (a frozen dataclass, as in `storage.records`):
     # registered with the suite (`register_suite`), filled by `extra_tables`.
     tables: ClassVar[Mapping[str, type[Any]]] = {}
@@ -330,6 +332,13 @@ class Suite(ABC):
     def should_reask(self, item: Item, parsed: ParsedAnswer) -> bool:
         """Whether the protocol asks the same question again after this answer."""
         return self.max_attempts > 1 and parsed.status is ParseStatus.UNPARSED
+
+    def cluster_keys(self, item: Item) -> tuple[str, ...]:
+        """What this item shares with others of its suite (its scene, its image, its clip): items
+        that share a key, directly or through other items, form one cluster, and headline
+        intervals resample whole clusters, since questions about one scene are not independent
+        evidence. By default none: every item is its own cluster."""
+        return ()
 
     def summarize(self, task: str, scored: Sequence[ScoredItem]) -> dict[str, float]:
         """Corpus-level metrics for one task; the default is the mean of each per-item metric."""

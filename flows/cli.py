@@ -69,7 +69,9 @@ def _checked_panel(panel_path: Path, overrides: _Overrides) -> Panel:
         PanelError,
         load_panel,
         with_bad_item_policy,
+        with_budget_usd,
         with_dask_address,
+        with_processes,
         with_ray_address,
     )
     from roadeval.flows.preflight import check_before_run
@@ -84,10 +86,9 @@ def _checked_panel(panel_path: Path, overrides: _Overrides) -> Panel:
         if overrides.dask_address is not None:
             panel = with_dask_address(panel, overrides.dask_address)
         if overrides.budget_usd is not None:
-            # The flag wins over the panel's `budget_usd`.
-            panel = panel.model_copy(update={"budget_usd": overrides.budget_usd})
+            panel = with_budget_usd(panel, overrides.budget_usd)
         if overrides.processes is not None:
-            panel = panel.model_copy(update={"processes": overrides.processes})
+            panel = with_processes(panel, overrides.processes)
         check_before_run(panel, overrides.store)
     except (PanelError, StoreError, ValueError) as exc:
         fail(str(exc))
@@ -263,7 +264,7 @@ def _rerun_lines(summary: RunSummary) -> list[str]:
     moved = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()) if kind != "unchanged")
     lines = [
         f"compared with run {printable(baseline.run_id)} ({printable(baseline.chosen_by)}): "
-        f"items {moved or 'all unchanged'}; {totals.scores_reused} item scores copied, "
+        f"items {moved or 'all unchanged'}; {totals.scores_reused} items' scores copied, "
         f"{totals.calls_made}"
     ]
     if baseline.rescored_suites:
@@ -389,9 +390,9 @@ ProcessesOption = Annotated[
     int | None,
     typer.Option(
         "--processes",
-        min=0,
-        help="answer in this many worker processes (0: in this one); by default one per core "
-        "when the run has 5,000 or more requests to send. Limits and budget hold over all",
+        help="answer in this many worker processes (0: in this one; at most 256); by default "
+        "one per core when the run has 5,000 or more requests to send. Limits and budget hold "
+        "over all",
     ),
 ]
 
@@ -523,8 +524,6 @@ def campaign(
 ) -> None:
     """A run with cost controls: a dry-run estimate, or a hard dollar budget."""
     _check_on_bad_item(on_bad_item)
-    if budget_usd is not None and not budget_usd > 0:
-        fail(f"--budget-usd must be a positive amount of USD, not {budget_usd:g}")
     _run_panel(
         panel,
         _Overrides(

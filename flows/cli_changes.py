@@ -76,10 +76,14 @@ def _latest_run(store: Store) -> str:
 
 
 def print_diff(diff: RunDiff, show_all: bool = False) -> None:
-    """The diff as rich tables: items, score changes, metrics that moved."""
+    """The diff as rich tables: items, score changes, the items that changed by id, the metrics
+    that moved (each marked better or worse by its direction)."""
     from roadeval.flows.run_diff import (
         KINDS,
         METRIC_LIMIT,
+        change_text,
+        changed_items,
+        diff_rules,
         header,
         item_counts,
         metric_texts,
@@ -87,6 +91,7 @@ def print_diff(diff: RunDiff, show_all: bool = False) -> None:
         moved_metrics,
         score_lines,
     )
+    from roadeval.tasks.rerun.changes import CHANGED_SHOWN
     from roadeval.tasks.results.manifest import shown_as
 
     out = consoles.out
@@ -105,17 +110,44 @@ def print_diff(diff: RunDiff, show_all: bool = False) -> None:
             numbers = (s.flipped, s.lost, s.gained, s.changes, s.items)
             table.add_row(printable(s.suite), printable(s.model), *map(str, numbers))
         out.print(table)
+    changed = changed_items(diff)
+    if changed:
+        listed = changed if show_all else changed[:CHANGED_SHOWN]
+        table = Table(
+            "suite", "item", "change", title=f"items changed: {len(changed)}", title_justify="left"
+        )
+        for item in listed:
+            table.add_row(
+                printable(item.suite), printable(item.item_id), printable(change_text(item))
+            )
+        out.print(table)
+        if len(changed) > len(listed):
+            out.print(printable(more_text(len(changed) - len(listed))))
     moved = moved_metrics(diff)
     if not moved:
         out.print("metrics moved: none")
         return
+    rules = diff_rules(diff)
     shown = moved if show_all else moved[:METRIC_LIMIT]
-    headings = ("suite", "task", "model", "metric", "slice", "baseline", "new", "delta")
+    headings = (
+        "suite",
+        "task",
+        "model",
+        "metric",
+        "slice",
+        "baseline",
+        "new",
+        "delta",
+        "which way",
+    )
     table = Table(*headings, title=f"metrics moved: {len(moved)}", title_justify="left")
     for row in shown:
-        where, old, new, delta = metric_texts(row)
+        where, old, new, delta, verdict = metric_texts(row, rules)
         names = (row.suite, row.task, shown_as(row.model, row.variant), row.metric, where)
-        table.add_row(*map(printable, names), old, new, delta)
+        style = {"better": "green", "worse": "red"}.get(verdict, "")
+        table.add_row(
+            *map(printable, names), old, new, delta, f"[{style}]{verdict}[/]" if style else verdict
+        )
     out.print(table)
     if len(moved) > len(shown):
         out.print(printable(more_text(len(moved) - len(shown))))

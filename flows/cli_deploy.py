@@ -28,12 +28,8 @@ def _specs(
     """The panel's deployments, after checking what a run would check first: the panel reads,
     the store is a store; when served here, also that the store can be written and every key
     is set (its runs start in this process's environment)."""
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-    from prefect.schedules import Cron
-
     from roadeval.flows.panel_deployments import panel_deployments
-    from roadeval.flows.panel_file import PanelError
+    from roadeval.flows.panel_file import PanelError, with_budget_usd
     from roadeval.flows.panel_ref import absolute_panel_ref, load_panel_ref
     from roadeval.flows.preflight import check_before_run
     from roadeval.storage.store import StoreError, open_store
@@ -43,24 +39,37 @@ def _specs(
         ref = absolute_panel_ref(panel_ref)
         panel = load_panel_ref(ref)
         if budget_usd is not None:
-            panel = panel.model_copy(update={"budget_usd": budget_usd})
+            panel = with_budget_usd(panel, budget_usd)
         # Made absolute here: a run's working directory is the worker's, not this one.
         uri = open_store(store if store is not None else panel.store).uri
         if serving:
             check_before_run(panel, uri)
     except (PanelError, StoreError, MissingKeyError, ValueError) as exc:
         fail(str(exc))
+    return panel_deployments(
+        ref, name or panel.name, store=uri, budget_usd=budget_usd, cron=cron, timezone=timezone
+    )
+
+
+def _check_options(cron: str, timezone: str, budget_usd: float | None, store: str | None) -> None:
+    """What the options say, checked before the Prefect server is asked anything: a bad one is
+    one line and exit 2, with nothing registered."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    from roadeval.flows.panel_deployments import cron_problem
+    from roadeval.flows.panel_file import BUDGET_USD
+    from roadeval.storage.store import store_uri_problem
+
+    if (problem := cron_problem(cron)) is not None:
+        fail(f"--cron {problem}")
     try:
         ZoneInfo(timezone)
     except (ZoneInfoNotFoundError, ValueError):
         fail(f"--timezone {timezone!r}: not a time zone (e.g. UTC, Europe/Paris)")
-    try:
-        Cron(cron, timezone=timezone)
-    except ValueError:
-        fail(f"--cron {cron!r}: not a cron line (minute hour day month weekday, e.g. '0 3 * * 1')")
-    return panel_deployments(
-        ref, name or panel.name, store=uri, budget_usd=budget_usd, cron=cron, timezone=timezone
-    )
+    if budget_usd is not None and (problem := BUDGET_USD.problem(budget_usd)) is not None:
+        fail(f"--budget-usd: {problem}")
+    if store is not None and (problem := store_uri_problem(store)) is not None:
+        fail(f"--store: {problem}")
 
 
 def _print_list() -> None:
@@ -96,7 +105,11 @@ def deploy(
         ),
     ] = None,
     cron: Annotated[
-        str, typer.Option(help="when the full panel runs (a cron line; default Mondays 03:00)")
+        str,
+        typer.Option(
+            help="when the full panel runs: a 5-field cron line, minute hour day-of-month month "
+            "day-of-week (default Mondays 03:00)"
+        ),
     ] = "0 3 * * 1",
     timezone: Annotated[str, typer.Option(help="the cron line's time zone")] = "UTC",
     name: Annotated[
@@ -139,8 +152,8 @@ def deploy(
         fail("--list takes no --panel: it lists every roadeval deployment on the server")
     if not list_ and panel is None:
         fail("give --panel (the panel to deploy) or --list")
-    if budget_usd is not None and not budget_usd > 0:
-        fail(f"--budget-usd must be a positive amount of USD, not {budget_usd:g}")
+    if not list_:
+        _check_options(cron, timezone, budget_usd, store)
     try:
         url = require_server()
         if list_:

@@ -130,9 +130,11 @@ def render(
     if dask_address is not None:
         _check_dask_address(dask_address)
     try:
+        # The store first: a store that cannot be one is said before the suite is read.
+        opened = open_store(store)
         chosen = get_suite(suite, **options)
         items = chosen.load(source).items
-        report = render_items(chosen, items, open_store(store), RenderConfig(address=dask_address))
+        report = render_items(chosen, items, opened, RenderConfig(address=dask_address))
     except (KeyError, SuiteSourceError, StoreError, ValueError) as exc:
         fail(exc.args[0] if exc.args else str(exc))
     consoles.out.print(

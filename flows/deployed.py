@@ -14,6 +14,7 @@ from typing import Any
 from prefect import flow
 from prefect.states import Failed, State
 
+from roadeval.flows.panel_file import with_budget_usd
 from roadeval.flows.panel_ref import load_panel_ref
 from roadeval.flows.prefect_run import run_in_flow
 from roadeval.flows.run_summary import RunSummary
@@ -51,9 +52,7 @@ def _evaluate(
     import_in_background()
     loaded = load_panel_ref(panel)
     if budget_usd is not None:
-        if not budget_usd > 0:
-            raise ValueError(f"budget_usd must be a positive amount of USD, not {budget_usd:g}")
-        loaded = loaded.model_copy(update={"budget_usd": budget_usd})
+        loaded = with_budget_usd(loaded, budget_usd, "budget_usd")
     summary = run_in_flow(loaded, store, dry_run=dry_run, against=against, report=report)
     result = outcome(summary)
     if summary.n_errors:

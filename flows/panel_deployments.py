@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,38 @@ if TYPE_CHECKING:
 DEFAULT_CRON = "0 3 * * 1"
 DEFAULT_TIMEZONE = "UTC"
 TAG = "roadeval"
+CRON_FIELDS = "minute hour day-of-month month day-of-week"
+
+
+def cron_problem(line: str) -> str | None:
+    """Why `line` is not a schedule's cron line, or None. A line has exactly the five fields of
+    crontab(5): Prefect's parser takes a sixth field as seconds, so '0 0 3 * * 1' (meant as
+    seconds, minute, hour...: Mondays at 03:00) runs at 00:00:01 on the 3rd of each month. The
+    fields are read by cronsim (a real cron parser, which also refuses a day no month has, e.g.
+    '0 3 30 2 *'), then by Prefect's own schedule, which must take the line too."""
+    from cronsim import CronSim, CronSimError
+
+    fields = line.split()
+    example = f"{CRON_FIELDS}, e.g. {DEFAULT_CRON!r}"
+    if len(fields) != 5:
+        seconds = (
+            "; Prefect would take the last as seconds and the first five as minute to "
+            "day-of-week ('0 0 3 * * 1' runs at 00:00:01 on the 3rd of each month)"
+            if len(fields) == 6
+            else ""
+        )
+        return f"{line!r} has {len(fields)} fields, not the 5 of a cron line ({example}){seconds}"
+    try:
+        CronSim(line, datetime(2000, 1, 1))
+    except CronSimError as exc:
+        return f"{line!r}: {str(exc).lower()} ({example})"
+    from prefect.schedules import Cron
+
+    try:
+        Cron(line, timezone=DEFAULT_TIMEZONE)
+    except ValueError as exc:
+        return f"{line!r}: Prefect refuses it: {exc}"
+    return None
 
 
 class Kind(StrEnum):
@@ -70,6 +103,11 @@ class PanelDeployment:
     cron: str | None = None
     timezone: str = DEFAULT_TIMEZONE
     tags: tuple[str, ...] = field(default=(TAG,))
+
+    def __post_init__(self) -> None:
+        # Any code that makes a deployment (the demo's, `roadeval deploy`) gets the same check.
+        if self.cron is not None and (problem := cron_problem(self.cron)) is not None:
+            raise ValueError(f"cron {problem}")
 
     @property
     def flow_name(self) -> str:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-import yaml
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -16,6 +16,10 @@ from pydantic import (
 )
 
 from roadeval.benchmarks.errors import BadItemPolicy, UnknownFieldPolicy
+from roadeval.benchmarks.loading import limit_option_problem
+from roadeval.bounds import Bound
+from roadeval.flows.panel_yaml import PanelError, panel_data
+from roadeval.names import Name, quoted, refused_character
 from roadeval.storage.store import store_uri_problem
 from roadeval.tasks.render.blind import ABLATIONS
 from roadeval.tasks.render.cluster import RenderConfig, RenderEngine, dask_address_problem
@@ -33,10 +37,10 @@ class SuiteEntry(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str
+    name: Name
     source: str | None = Field(default=None, description="folder or file of the release layout")
     demo: bool = Field(default=False, description="generate the suite's synthetic demo data")
-    tasks: list[str] | None = None
+    tasks: list[Name] | None = None
     options: dict[str, Any] = Field(default_factory=dict)
     on_bad_item: BadItemPolicy = BadItemPolicy.ERROR
     # Rows with fields the release does not define: reported (warn) or refused (error).
@@ -50,6 +54,16 @@ class SuiteEntry(BaseModel):
             raise ValueError("is empty: give the release's folder or file (or 'demo: true')")
         return value
 
+    @field_validator("options")
+    @classmethod
+    def _load_limits_in_range(cls, value: dict[str, Any]) -> dict[str, Any]:
+        # The limits every suite's loader takes (`benchmarks.loading`), checked here so that a
+        # bad one names the panel file: the suite's other options are its own to check.
+        for name, given in value.items():
+            if (problem := limit_option_problem(name, given)) is not None:
+                raise ValueError(f"{name}: {problem}")
+        return value
+
     @model_validator(mode="after")
     def _one_source(self) -> SuiteEntry:
         if (self.source is None) == (not self.demo):
@@ -57,18 +71,38 @@ class SuiteEntry(BaseModel):
         return self
 
 
+# The ranges of the panel's own numbers (`roadeval.bounds`); a flag that overrides one
+# (`--budget-usd`, `--processes`) is held to the same range.
+CHUNK_SIZE = Bound(
+    1,
+    1_000_000,
+    "items per shard: a chunk larger than its suite is the whole suite, and no suite has a "
+    "million items",
+)
+BUDGET_USD = Bound(
+    0,
+    1_000_000,
+    "a cap in USD on what a run may spend: past a million dollars it caps nothing a campaign "
+    "spends",
+    low_open=True,
+)
+PROCESSES = Bound(
+    0, 256, "answer worker processes on this machine: past 256 they outnumber its cores"
+)
+
+
 class Panel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str = "panel"
+    name: Name = "panel"
     store: str | None = None
-    chunk_size: int = Field(default=100, ge=1)
+    chunk_size: Annotated[int, AfterValidator(CHUNK_SIZE)] = 100
     # A hard cap on what the run may spend, judge included (`--budget-usd` wins).
-    budget_usd: float | None = Field(default=None, gt=0)
+    budget_usd: Annotated[float, AfterValidator(BUDGET_USD)] | None = None
     # Processes answering shards (`--processes` wins): 0 or 1 answers in the run's own process;
     # unset spreads over one per core when the run has 5,000 or more requests to send (200 or
     # more once the workers' server started ahead, as the `roadeval` command starts it).
-    processes: int | None = Field(default=None, ge=0)
+    processes: Annotated[int, AfterValidator(PROCESSES)] | None = None
     suites: list[SuiteEntry] = Field(min_length=1)
     models: list[ModelSpec] = Field(min_length=1)
     # The model that scores open answers for suites whose scorer asks a judge (any model spec,
@@ -132,13 +166,23 @@ class Panel(BaseModel):
         return path if path.is_absolute() else Path(self.base_dir) / path
 
 
-class PanelError(ValueError):
-    """A panel file that cannot be used; the message names the file and the field."""
+# Problems listed in one message: the first few say what to fix; the rest are counted.
+_LISTED = 5
+
+
+def _shown(value: Any) -> str:
+    """A key or a name from the file as a message shows it: as written when it is short and
+    plain, else quoted with its escapes (a control character never reaches the terminal)."""
+    text = str(value)
+    if len(text) <= 60 and text.strip() and refused_character(text) is None:
+        return text
+    return quoted(text)
 
 
 def _describe(exc: ValidationError, data: dict[str, Any]) -> str:
     lines = []
-    for error in exc.errors():
+    errors = exc.errors()
+    for error in errors[:_LISTED]:
         loc = error["loc"]
         parts: list[str] = []
         node: Any = data
@@ -147,10 +191,10 @@ def _describe(exc: ValidationError, data: dict[str, Any]) -> str:
                 name = None
                 if isinstance(node, list) and step < len(node) and isinstance(node[step], dict):
                     name = node[step].get("name") or node[step].get("model")
-                parts.append(f"[{step}]" + (f" ({name})" if name else ""))
+                parts.append(f"[{step}]" + (f" ({_shown(name)})" if name else ""))
                 node = node[step] if isinstance(node, list) and step < len(node) else None
             else:
-                parts.append(("." if parts else "") + str(step))
+                parts.append(("." if parts else "") + _shown(step))
                 node = node.get(step) if isinstance(node, dict) else None
         field = "".join(parts) or "(top level)"
         message = error["msg"]
@@ -160,40 +204,15 @@ def _describe(exc: ValidationError, data: dict[str, Any]) -> str:
             # pydantic's "Value error, " says nothing the message after it does not.
             message = message.removeprefix("Value error, ")
         lines.append(f"{field}: {message}")
+    if len(errors) > _LISTED:
+        lines.append(f"and {len(errors) - _LISTED:,} more problems")
     return "; ".join(lines)
 
 
 def load_panel(path: Path) -> Panel:
     """Read and validate a panel file; every problem is reported with the file and field."""
-    try:
-        data = yaml.safe_load(_read_text(path))
-    except yaml.YAMLError as exc:
-        raise PanelError(f"{path}: not valid YAML: {exc}") from None
-    if not isinstance(data, dict):
-        raise PanelError(f"{path}: a panel file is a mapping with 'suites' and 'models'")
+    data = panel_data(path)
     return panel_from_dict(data, source=str(path), base_dir=path.resolve().parent)
-
-
-def _read_text(path: Path) -> str:
-    """The file's text; a folder, an unreadable or a non-UTF-8 file is a PanelError."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise PanelError(f"{path}: no such panel file") from None
-    except IsADirectoryError:
-        raise PanelError(f"{path}: is a folder, not a panel file") from None
-    except OSError as exc:
-        raise PanelError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1)
-        bad = raw[exc.start : exc.end]
-        raise PanelError(
-            f"{path}: line {line}: not UTF-8: {bad!r} at byte {column} of the line "
-            f"(byte {exc.start} of the file): {exc.reason}"
-        ) from None
 
 
 def panel_from_dict(data: dict[str, Any], *, source: str, base_dir: Path) -> Panel:
@@ -209,6 +228,21 @@ def with_bad_item_policy(panel: Panel, policy: BadItemPolicy) -> Panel:
     """The same panel with every suite's bad-row policy set to `policy` (the CLI's override)."""
     suites = [entry.model_copy(update={"on_bad_item": policy}) for entry in panel.suites]
     return panel.model_copy(update={"suites": suites})
+
+
+def with_budget_usd(panel: Panel, budget_usd: float, flag: str = "--budget-usd") -> Panel:
+    """The same panel capped at `budget_usd` (the CLI's `flag`, which wins over the panel's),
+    held to the panel's own range."""
+    if (problem := BUDGET_USD.problem(budget_usd)) is not None:
+        raise PanelError(f"{flag}: {problem}")
+    return panel.model_copy(update={"budget_usd": budget_usd})
+
+
+def with_processes(panel: Panel, processes: int) -> Panel:
+    """The same panel answering in `processes` worker processes (the CLI's --processes)."""
+    if (problem := PROCESSES.problem(processes)) is not None:
+        raise PanelError(f"--processes: {problem}")
+    return panel.model_copy(update={"processes": processes})
 
 
 def with_dask_address(panel: Panel, address: str) -> Panel:

@@ -11,9 +11,8 @@ from importlib.resources import files
 from pathlib import Path
 from urllib.parse import urlparse
 
-import yaml
-
 from roadeval.flows.panel_file import Panel, PanelError, load_panel, panel_from_dict
+from roadeval.flows.panel_yaml import parse_panel
 
 BUNDLED = "bundled:"
 
@@ -83,12 +82,4 @@ def _load_s3(ref: str) -> Panel:
         raise PanelError(f"{ref}: no such panel file") from None
     except (StoreError, OSError, ValueError, BotoCoreError, ClientError) as exc:
         raise PanelError(f"{ref}: cannot read: {exc}") from None
-    try:
-        data = yaml.safe_load(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise PanelError(f"{ref}: not UTF-8 at byte {exc.start}: {exc.reason}") from None
-    except yaml.YAMLError as exc:
-        raise PanelError(f"{ref}: not valid YAML: {exc}") from None
-    if not isinstance(data, dict):
-        raise PanelError(f"{ref}: a panel file is a mapping with 'suites' and 'models'")
-    return panel_from_dict(data, source=ref, base_dir=Path.cwd())
+    return panel_from_dict(parse_panel(raw, ref), source=ref, base_dir=Path.cwd())

@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING, Any, cast
 from uuid import UUID
 
 from roadeval.tasks.calls.secrets import Redactor
-from roadeval.tasks.results.formats import SuiteRules
+from roadeval.tasks.results.formats import SuiteRules, judge_placeholder
 from roadeval.tasks.results.leaderboard import ItemHealth, leaderboards
+from roadeval.tasks.results.report import HEALTH_COLUMNS
+from roadeval.tasks.shard.counts import COUNT_HEADINGS
 
 if TYPE_CHECKING:
     from roadeval.flows.run_summary import RunSummary
@@ -30,17 +32,15 @@ def leaderboard(
     suite: str,
     health: Mapping[tuple[str, str, str], ItemHealth] | None = None,
     baselines: Collection[str] = (),
+    placeholder: str | None = None,
 ) -> list[dict[str, Any]]:
-    """One row per model, best first: the suite's headline metrics (`Suite.headline`, as the
-    terminal's and the HTML report's leaderboards have them), then the items whose answers
-    were not read, read by a fallback, or ended in errors, when `health` has them."""
-    rules = SuiteRules([suite])
+    """One row per model, in the boards' order: the suite's headline metrics (`Suite.headline`,
+    headed as the terminal's and the HTML report's leaderboards head them: label and arrow; a
+    placeholder judge's marked, `placeholder` saying why), then the items whose answers were
+    not read, read by a fallback, or ended in errors, when `health` has them."""
+    rules = SuiteRules([suite], placeholder)
     found = leaderboards(
-        [m for m in metrics if m.suite == suite],
-        rules.headlines(),
-        counts=rules.counts(),
-        health=health,
-        baselines=baselines,
+        [m for m in metrics if m.suite == suite], rules, health=health, baselines=baselines
     )
     if not found:
         return []
@@ -48,16 +48,14 @@ def leaderboard(
     rows: list[dict[str, Any]] = []
     for row in board.rows:
         cells = {
-            column.label: None if cell is None else round(cell.value, 4)
+            column.heading + (" (placeholder judge)" if column.placeholder else ""): (
+                None if cell is None else round(cell.value, 4)
+            )
             for column, cell in zip(board.columns, row.cells, strict=True)
         }
         about: dict[str, bool | int] = {"baseline": row.baseline} if baselines else {}
         if row.health is not None:
-            about |= {
-                "unparsed": row.health.unparsed,
-                "abnormal": row.health.abnormal,
-                "errors": row.health.errors,
-            }
+            about |= {heading: getattr(row.health, name) for name, heading in HEALTH_COLUMNS}
         rows.append({"model": row.model, **cells, **about})
     return rows
 
@@ -68,6 +66,7 @@ def _cost(cost_usd: float, known: bool) -> str:
 
 
 _HEALTH = ("items", "scored", "calls", "cached", "errors", "abnormal", "unparsed", "reasks")
+_HEADINGS = tuple(COUNT_HEADINGS[name] for name in _HEALTH)
 
 
 def health_markdown(summary: RunSummary, message: str | None = None) -> str:
@@ -83,11 +82,14 @@ def health_markdown(summary: RunSummary, message: str | None = None) -> str:
     ]
     if message:
         lines += ["", f"**Stopped:** {message}"]
+    placeholder = judge_placeholder(manifest)
+    if placeholder:
+        lines += ["", f"**Placeholder judge:** the judged metrics are {placeholder}"]
     baseline = manifest.baseline
     lines += [
         "",
         f"Compared with run `{baseline.run_id}` ({baseline.chosen_by}): "
-        f"{totals.scores_reused} item scores copied, {totals.calls_made}"
+        f"{totals.scores_reused} items' scores copied, {totals.calls_made}"
         if baseline is not None
         else "No baseline run: every item was asked (or found in the response cache).",
     ]
@@ -98,7 +100,7 @@ def health_markdown(summary: RunSummary, message: str | None = None) -> str:
         ]
     lines += [
         "",
-        "| suite | model | " + " | ".join(_HEALTH) + " | cost USD |",
+        "| suite | model | " + " | ".join(_HEADINGS) + " | cost USD |",
         "|---|---|" + "---:|" * (len(_HEALTH) + 1),
     ]
     for pair in manifest.counts:
@@ -127,9 +129,10 @@ def publish_run_artifacts(
 
     health = manifest_health(summary.manifest)
     baselines = manifest_baselines(summary.manifest)
+    placeholder = judge_placeholder(summary.manifest)
     made: list[Any] = [
         create_table_artifact(
-            table=leaderboard(summary.metrics, suite, health, baselines),
+            table=leaderboard(summary.metrics, suite, health, baselines, placeholder),
             key=artifact_key("leaderboard", panel, suite),
             description=f"{suite}: metrics per model, run {summary.run_id} of panel {panel}",
         )

@@ -30,8 +30,17 @@ from roadeval.storage.records import (
 from roadeval.storage.store import Store
 from roadeval.storage.tables import part_key
 from roadeval.tasks.report.run_reads import require_outcomes, run_record
-from roadeval.tasks.rerun.changes import ChangeKind, LedgerEntry, item_changes, ledger_of
+from roadeval.tasks.rerun import deltas
+from roadeval.tasks.rerun.changes import (
+    CHANGED_SHOWN,
+    ChangeKind,
+    LedgerEntry,
+    describe_change,
+    item_changes,
+    ledger_of,
+)
 from roadeval.tasks.rerun.deltas import metric_deltas, score_changes
+from roadeval.tasks.results.formats import MISSING, SuiteRules
 from roadeval.tasks.results.manifest import RunManifest, shown_as
 
 R = TypeVar("R")
@@ -281,23 +290,33 @@ def score_lines(diff: RunDiff) -> list[ScoreLine]:
 
 
 def moved_metrics(diff: RunDiff) -> list[MetricDeltaRow]:
-    """The metrics that moved (a delta other than 0, or a value on one side only), sorted by
-    suite, task, model, metric and slice."""
-    moved = [row for row in diff.metric_deltas if row.delta is None or row.delta != 0]
-    return sorted(
-        moved,
-        key=lambda r: (r.suite, r.task, r.model, r.variant or "", r.metric, r.slice, r.slice_value),
-    )
+    """The metrics that moved, as the report counts them too (`deltas.moved_metrics`)."""
+    keys = ((row.suite, row.task) for row in diff.metric_deltas)
+    return deltas.moved_metrics(diff.metric_deltas, deltas.one_task_suites(keys))
 
 
-def metric_texts(row: MetricDeltaRow) -> tuple[str, str, str, str]:
-    """A moved metric's slice, baseline, new value and signed delta, as printed."""
+def changed_items(diff: RunDiff) -> list[ChangeRow]:
+    """The items added, removed or changed, by suite, kind and id."""
+    found = [row for row in diff.changes if row.kind != ChangeKind.UNCHANGED]
+    return sorted(found, key=lambda r: (r.suite, r.kind, r.what or "", r.item_id))
+
+
+def metric_texts(row: MetricDeltaRow, rules: SuiteRules) -> tuple[str, str, str, str, str]:
+    """A moved metric's slice, baseline, new value, signed delta, and whether the move is
+    better or worse by the metric's direction (its suite's vocabulary), as printed."""
     old, new = ("absent" if v is None else f"{v:.4g}" for v in (row.baseline_value, row.new_value))
     if row.delta is not None:
         delta = f"{row.delta:+.4g}"
+        verdict = rules.metric(row.suite, row.metric).verdict(row.delta).value
     else:
         delta = "added" if row.baseline_value is None else "removed"
-    return (f"{row.slice}={row.slice_value}" if row.slice else "all", old, new, delta)
+        verdict = MISSING
+    return (f"{row.slice}={row.slice_value}" if row.slice else "all", old, new, delta, verdict)
+
+
+def diff_rules(diff: RunDiff) -> SuiteRules:
+    """What the diff's suites say of their metrics (which way is better)."""
+    return SuiteRules({row.suite for row in diff.metric_deltas})
 
 
 def header(diff: RunDiff) -> str:
@@ -317,18 +336,30 @@ def summary_lines(diff: RunDiff, show_all: bool = False) -> list[str]:
             f"  {s.suite} x {s.model}: flipped {s.flipped} (1 to 0: {s.lost}, 0 to 1: "
             f"{s.gained}), {s.changes} score changes on {s.items} items"
         )
+    changed = changed_items(diff)
+    lines.append(f"items changed: {len(changed)}" if changed else "items changed: none")
+    listed = changed if show_all else changed[:CHANGED_SHOWN]
+    lines += [f"  {r.suite} {r.item_id}: {change_text(r)}" for r in listed]
+    if len(changed) > len(listed):
+        lines.append(more_text(len(changed) - len(listed)))
     moved = moved_metrics(diff)
+    rules = diff_rules(diff)
     lines.append(f"metrics moved: {len(moved)}" if moved else "metrics moved: none")
     shown = moved if show_all else moved[:METRIC_LIMIT]
     for r in shown:
-        where, old, new, delta = metric_texts(r)
+        where, old, new, delta, verdict = metric_texts(r, rules)
         lines.append(
             f"  {r.suite} {r.task} {shown_as(r.model, r.variant)} {r.metric} [{where}]: {old} -> "
-            f"{new} ({delta})"
+            f"{new} ({delta}, {verdict})"
         )
     if len(moved) > len(shown):
         lines.append(more_text(len(moved) - len(shown)))
     return lines
+
+
+def change_text(row: ChangeRow) -> str:
+    """What happened to an item: added, removed, or changed and in what (its fields)."""
+    return describe_change(row.kind, row.what, row.fields)
 
 
 def more_text(left: int) -> str:

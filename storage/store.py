@@ -18,8 +18,16 @@ import pyarrow.fs as pafs
 
 from roadeval.storage.listing import Entry, Listing, keys_after, list_local, list_s3
 from roadeval.storage.s3_slots import S3Slots
+from roadeval.storage.store_uri import (
+    DEFAULT_STORE,
+    S3_SCHEME,
+    STORE_VARIABLE,
+    store_uri_problem,
+)
 
-__all__ = ["Entry", "Listing"]  # a listing's types, here where the stores that make them are
+# A listing's types, here where the stores that make them are; the store URI's one check, here
+# where `open_store` applies it.
+__all__ = ["DEFAULT_STORE", "STORE_VARIABLE", "Entry", "Listing", "store_uri_problem"]
 
 
 # Temporary names: this process's random tag and a count, made with O_EXCL as mkstemp makes
@@ -442,32 +450,6 @@ def describe_store_error(uri: str, exc: BaseException) -> str:
     return f"store {uri}: {type(exc).__name__}: {exc}"
 
 
-DEFAULT_STORE = "./roadeval-data"
-STORE_VARIABLE = "ROADEVAL_STORE"
-
-
-def store_uri_problem(uri: str) -> str | None:
-    """Why `uri` names no store (empty, no bucket, no path, an unknown scheme), or None. The
-    one check of a store URI, wherever it comes from: `--store`, `ROADEVAL_STORE`, a panel's
-    `store`, a caller of `open_store`."""
-    if not uri.strip():
-        return (
-            "the store is empty: give a folder or s3://bucket/prefix (or leave it unset for "
-            f"{STORE_VARIABLE}, else {DEFAULT_STORE})"
-        )
-    if "\x00" in uri:
-        return f"store URI {uri!r} holds a NUL character"
-    if uri.startswith("s3://"):
-        if not urlparse(uri).netloc:
-            return f"store URI {uri!r} names no bucket"
-        return None
-    if "://" in uri and not uri.startswith("file://"):
-        return f"store URI {uri!r}: only a folder or s3://bucket/prefix is supported"
-    if not uri.removeprefix("file://").strip():
-        return f"store URI {uri!r} names no folder"
-    return None
-
-
 def open_store(uri: str | None = None) -> Store:
     """`s3://bucket/prefix` or a folder path; None: `ROADEVAL_STORE`, else ./roadeval-data.
 
@@ -480,7 +462,7 @@ def open_store(uri: str | None = None) -> Store:
         uri = DEFAULT_STORE if configured is None else configured
     if (problem := store_uri_problem(uri)) is not None:
         raise ValueError(problem)
-    if uri.startswith("s3://"):
-        parsed = urlparse(uri)
-        return S3Store(parsed.netloc, parsed.path)
+    if uri.startswith(S3_SCHEME):
+        bucket, _, prefix = uri.removeprefix(S3_SCHEME).partition("/")
+        return S3Store(bucket, prefix)
     return LocalStore(Path(uri.removeprefix("file://")))

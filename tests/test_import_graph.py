@@ -177,6 +177,8 @@ def test_the_graph_sees_every_kind_of_import(tmp_path: Path) -> None:
 LAYERS = (
     "environment",
     "version",
+    "names",
+    "bounds",
     "storage",
     "benchmarks",
     "tasks.requests",

@@ -24,7 +24,8 @@ from roadeval.benchmarks.roadbench.outcomes import parsed_outcome, scored_outcom
 from roadeval.benchmarks.roadbench.predictions import RoadBenchPredictions, score_prediction_file
 from roadeval.benchmarks.roadbench.render import item_image
 from roadeval.benchmarks.roadbench.scoring import item_values, summarize_task
-from roadeval.benchmarks.roadbench.tasks import ROADNET_TASK, SUITE_NAME
+from roadeval.benchmarks.roadbench.tasks import ROADNET_TASK, SUITE_NAME, TASKS
+from roadeval.benchmarks.roadbench.vocabulary import VOCABULARY
 from roadeval.benchmarks.suite import (
     Headline,
     ItemScore,
@@ -34,6 +35,7 @@ from roadeval.benchmarks.suite import (
     ScoredItem,
     Suite,
 )
+from roadeval.benchmarks.vocabulary import Vocabulary
 
 # The release commit whose prompts, parsing and metric scripts this adapter follows.
 SUITE_VERSION = "release-8178e69"
@@ -64,8 +66,11 @@ class RoadBenchSuite(Suite):
         Headline("buffer_f1@0.2", task="", statistic=Mean("buffer_f1@0.2")),
         Headline("accuracy", task="", statistic=Proportion("correct")),
     )
+    vocabulary: ClassVar[Vocabulary] = VOCABULARY
     # Per task: items, the release's error count, and lanes compared (tasks 2 and 5).
     count_metrics: ClassVar[frozenset[str]] = frozenset({"items", "errors", "lanes"})
+    # Tasks 1 and 2 (4 and 5) ask of the same image; a task's items are drawn by image.
+    cluster_unit: ClassVar[str] = "images"
     # Prediction files take two options of RoadBench's own: `images` and `reparse`.
     predictions_request: ClassVar[type[PredictionsRequest]] = RoadBenchPredictions
 
@@ -75,6 +80,10 @@ class RoadBenchSuite(Suite):
     def render(self, item: Item) -> tuple[ImageRef, ...]:
         """BEV images with the reference line drawn on, FPV images as they are (PNG)."""
         return (item_image(item),)
+
+    def cluster_keys(self, item: Item) -> tuple[str, ...]:
+        """The image file, as the release names it: its label folder and file name."""
+        return tuple(f"{TASKS[item.task].folder}/{Path(m.path).name}" for m in item.media)
 
     def prompt(self, item: Item, images: Sequence[ImageRef]) -> list[Message]:
         return [user_message(item.question, images=images)]

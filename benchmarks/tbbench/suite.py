@@ -3,6 +3,7 @@ tolerance rules, reported as task accuracy x100 and their unweighted mean."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -29,6 +30,8 @@ from roadeval.benchmarks.tbbench.predictions import score_prediction_file
 from roadeval.benchmarks.tbbench.prompt import prompt_messages, question_text
 from roadeval.benchmarks.tbbench.summary import accuracy_percent, unweighted_mean
 from roadeval.benchmarks.tbbench.tasks import SUITE_NAME
+from roadeval.benchmarks.tbbench.vocabulary import VOCABULARY
+from roadeval.benchmarks.vocabulary import Vocabulary
 
 SUITE_VERSION = "hf-release-1"
 
@@ -49,6 +52,11 @@ class TBBenchSuite(Suite):
         Headline("mean_accuracy", statistic=TaskMean("correct", scale=100.0)),
         Headline("accuracy", task="", statistic=Proportion("correct", scale=100.0)),
     )
+    vocabulary: ClassVar[Vocabulary] = VOCABULARY
+
+    # Tasks may ask of the same clip (or the same image: a clip of one frame); a clip's
+    # questions are drawn together.
+    cluster_unit: ClassVar[str] = "clips"
 
     def __init__(self, **options: Any) -> None:
         self.limits = take_limits(self.name, options, self.default_limits)
@@ -72,6 +80,14 @@ class TBBenchSuite(Suite):
             add_choices=self.add_choices,
             limits=self.limits,
         )
+
+    def cluster_keys(self, item: Item) -> tuple[str, ...]:
+        """The clip: its frames' bytes in order (the release embeds them), so items that show
+        the same frames (or the same single image) share it; none for an item without frames."""
+        if not item.media:
+            return ()
+        frames = "".join(media.sha256 for media in item.media)
+        return (f"clip/{hashlib.sha256(frames.encode()).hexdigest()}",)
 
     def prompt(self, item: Item, images: Sequence[ImageRef]) -> list[Message]:
         choices = [item.options[letter] for letter in sorted(item.options)]

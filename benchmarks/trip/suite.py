@@ -25,6 +25,8 @@ from roadeval.benchmarks.trip.loader import load_items
 from roadeval.benchmarks.trip.prompt import PROMPT_VERSION, build_messages, shown_images
 from roadeval.benchmarks.trip.scan_views import scan_views
 from roadeval.benchmarks.trip.taxonomy import LABEL_FIELDS, SUITE_NAME, TASK
+from roadeval.benchmarks.trip.vocabulary import VOCABULARY
+from roadeval.benchmarks.vocabulary import Vocabulary
 
 # Suite-level figures surfaced from the single task's summary.
 _OVERALL_KEYS = ("accuracy", "abnormal_rate", "modality_penalty", "difficulty_penalty")
@@ -48,10 +50,13 @@ class TripSuite(Suite):
     slice_metrics: ClassVar[tuple[str, ...]] = (metrics.CORRECT,)
     headline: ClassVar[tuple[Headline, ...]] = (
         Headline("accuracy", statistic=Proportion(metrics.CORRECT)),
-        Headline("modality_penalty", better="lower", statistic=MODALITY_PENALTY),
-        Headline("difficulty_penalty", better=None, statistic=DIFFICULTY_PENALTY),
+        Headline("modality_penalty", statistic=MODALITY_PENALTY),
+        Headline("difficulty_penalty", statistic=DIFFICULTY_PENALTY),
     )
+    vocabulary: ClassVar[Vocabulary] = VOCABULARY
     count_metrics: ClassVar[frozenset[str]] = frozenset({"abnormal_count"})
+    # Items that show the same image or scan are drawn together; an item without one, alone.
+    cluster_unit: ClassVar[str] = "items or groups sharing an image or scan"
     # `pareto`, the Pareto of errors (`extra_tables`).
     tables: ClassVar[Mapping[str, type[Any]]] = records.TABLES
 
@@ -93,6 +98,10 @@ class TripSuite(Suite):
 
     def prompt(self, item: Item, images: Sequence[ImageRef]) -> list[Message]:
         return build_messages(item, images)
+
+    def cluster_keys(self, item: Item) -> tuple[str, ...]:
+        """The images or scan the item shows, by their bytes; none for a text item."""
+        return tuple(f"media/{media.sha256}" for media in item.media)
 
     def parse(self, item: Item, output: ModelOutput) -> ParsedAnswer:
         return parse_reply(output.text, self.abnormal_rule)

@@ -16,11 +16,12 @@ import os
 import threading
 from collections.abc import Iterator, Sequence
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from roadeval.benchmarks.drawing import DrawError, DrawJob
+from roadeval.bounds import Bound
 
 # Jobs per Dask task: a scan draws in about 10 ms, a Dask task costs the scheduler and the
 # run a few (the last tasks are smaller, see `_tapered`).
@@ -46,6 +47,17 @@ class RenderEngine(StrEnum):
     LOCAL = "local"  # in the run's own process
 
 
+# The ranges of `render:`'s numbers (`roadeval.bounds`).
+N_WORKERS = Bound(
+    1, 256, "Dask workers on this machine: past 256 they outnumber its cores and only cost memory"
+)
+LOCAL_BELOW = Bound(
+    0,
+    1_000_000,
+    "drawings made without a cluster: past a million, a run draws more than any suite shows",
+)
+
+
 class RenderConfig(BaseModel):
     """The panel's `render:` (and `--dask-address` on the command line)."""
 
@@ -55,10 +67,14 @@ class RenderConfig(BaseModel):
     address: str | None = Field(
         default=None, description="an existing Dask scheduler: tcp://host:port (or tls://)"
     )
-    n_workers: int | None = Field(default=None, ge=1, description="local workers (all cores)")
+    n_workers: Annotated[int, AfterValidator(N_WORKERS)] | None = Field(
+        default=None, description="local workers (all cores)"
+    )
     # Starting a LocalCluster costs seconds and a drawing tens of milliseconds: fewer drawings
     # than this are made in process (an existing cluster, by address, is always used).
-    local_below: int = Field(default=16, ge=0, description="drawings made without a cluster")
+    local_below: Annotated[int, AfterValidator(LOCAL_BELOW)] = Field(
+        default=16, description="drawings made without a cluster"
+    )
 
     @field_validator("address")
     @classmethod

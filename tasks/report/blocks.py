@@ -16,7 +16,8 @@ from roadeval.tasks.report.drawing import Drawn
 class Cell:
     """One table cell: its text; `sort`, the value a click on its column sorts by (a number
     sorts as one); `note`, small text after it (an interval); `title`, its hover text;
-    `data`, `data-*` attributes (what the cell is, for a reader or a test)."""
+    `data`, `data-*` attributes (what the cell is, for a reader or a test); `rank`, the
+    value's rank in its column; `flag`, a warning beside it (a placeholder judge's score)."""
 
     text: str
     sort: float | str | None = None
@@ -25,6 +26,8 @@ class Cell:
     data: Mapping[str, str] = field(default_factory=dict)
     mark: str = ""
     emphasis: bool = False
+    rank: int | None = None
+    flag: str = ""
 
     @property
     def numeric(self) -> bool:
@@ -33,24 +36,33 @@ class Cell:
 
 @dataclass(frozen=True)
 class Header:
+    """A column heading; `sub`, a second, smaller line (a task's name under its code)."""
+
     text: str
     numeric: bool = False
     title: str = ""
+    sub: str = ""
 
 
 @dataclass(frozen=True)
 class Table:
+    """A table; `legend`, a line per column that needs saying what it is, under it."""
+
     caption: str
     headers: tuple[Header, ...]
     rows: tuple[tuple[Cell, ...], ...]
     kind: str = ""
     footnote: str = ""
+    legend: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class Figure:
+    """A drawn figure; `data`, `data-*` attributes of what it shows (its metric, its scale)."""
+
     drawn: Drawn
     caption: str
+    data: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def svg(self) -> Markup:

@@ -1,6 +1,7 @@
 """What a rerun landed against its baseline run (`changes`, `score_changes`, `metric_deltas`),
-counted in DuckDB: items per suite and kind of change, score changes and flipped verdicts per
-suite x model, and the corpus metrics that moved, largest first."""
+counted in DuckDB: items per suite and kind of change, the items that changed by id (the first
+`CHANGED_SHOWN`), score changes and flipped verdicts per suite x model, and the metrics that
+moved, counted as `roadeval changes` counts them (`deltas.moved_metrics`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from dataclasses import dataclass
 import duckdb
 
 from roadeval.storage.records import MetricDeltaRow
+from roadeval.tasks.rerun.changes import CHANGED_SHOWN
+from roadeval.tasks.rerun.deltas import moved_metrics, one_task_suites
 
 # The kinds of item change, as `roadeval changes` names them (kind, and what changed).
 KINDS = ("added", "removed", "changed:prompt", "changed:reference", "unchanged")
@@ -32,6 +35,17 @@ class ScoreMoves:
 
 
 @dataclass(frozen=True)
+class ChangedItem:
+    """An item the rerun added, removed or changed (and in what)."""
+
+    suite: str
+    item_id: str
+    kind: str
+    what: str | None
+    fields: str | None
+
+
+@dataclass(frozen=True)
 class Changes:
     """Everything the report says about a rerun; empty when the run had no baseline."""
 
@@ -40,6 +54,8 @@ class Changes:
     scores: list[ScoreMoves]
     moved: list[MetricDeltaRow]
     moved_total: int
+    changed: list[ChangedItem]
+    changed_total: int
 
 
 def changes(con: duckdb.DuckDBPyConnection, run_id: str, baseline: str | None) -> Changes:
@@ -63,16 +79,34 @@ def changes(con: duckdb.DuckDBPyConnection, run_id: str, baseline: str | None) -
             params,
         ).fetchall()
     ]
-    moved_sql = (
-        "from metric_deltas where run_id = $run_id and slice = '' and (delta is null or delta <> 0)"
-    )
-    total_row = con.execute(f"select count(*) {moved_sql}", params).fetchone()
+    changed_sql = "from changes where run_id = $run_id and kind <> 'unchanged'"
+    changed_row = con.execute(f"select count(*) {changed_sql}", params).fetchone()
+    changed = [
+        ChangedItem(*row)
+        for row in con.execute(
+            f"select suite, item_id, kind, what, fields {changed_sql} "
+            f"order by suite, kind, what, item_id limit {CHANGED_SHOWN}",
+            params,
+        ).fetchall()
+    ]
+    # Every moved row, few beside the score rows; which suites have one task, from all rows.
+    keys = con.execute(
+        "select distinct suite, task from metric_deltas where run_id = $run_id", params
+    ).fetchall()
     result = con.execute(
-        "select * exclude (variant), coalesce(variant, '') as variant "
-        f"{moved_sql} order by abs(delta) desc nulls first, suite, task, model, metric "
-        f"limit {MOVED_SHOWN}",
+        "select * exclude (variant), coalesce(variant, '') as variant from metric_deltas "
+        "where run_id = $run_id and (delta is null or delta <> 0)",
         params,
     )
     names = [d[0] for d in result.description]
-    moved = [MetricDeltaRow(**dict(zip(names, row, strict=True))) for row in result.fetchall()]
-    return Changes(baseline, items, scores, moved, int(total_row[0]) if total_row else 0)
+    rows = [MetricDeltaRow(**dict(zip(names, row, strict=True))) for row in result.fetchall()]
+    moved = moved_metrics(rows, one_task_suites((str(s), str(t)) for s, t in keys))
+    return Changes(
+        baseline,
+        items,
+        scores,
+        moved[:MOVED_SHOWN],
+        len(moved),
+        changed,
+        int(changed_row[0]) if changed_row else 0,
+    )

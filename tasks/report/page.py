@@ -8,14 +8,10 @@ from importlib.resources import files
 from markupsafe import Markup
 
 from roadeval.tasks.report.blocks import Block, Section, kind_of
+from roadeval.tasks.report.heatmaps import metric_maps, slice_maps
 from roadeval.tasks.report.reading import ReportData
 from roadeval.tasks.report.run_sections import change_blocks, cost_blocks, identity_blocks
-from roadeval.tasks.report.score_sections import (
-    blind_blocks,
-    leaderboard_blocks,
-    slice_maps,
-    task_map,
-)
+from roadeval.tasks.report.score_sections import blind_blocks, leaderboard_blocks
 from roadeval.tasks.report.suite_sections import (
     roadbench_blocks,
     stride_blocks,
@@ -23,7 +19,7 @@ from roadeval.tasks.report.suite_sections import (
     v2xqa_blocks,
 )
 from roadeval.tasks.results.ablation import blind_tables
-from roadeval.tasks.results.formats import SuiteRules
+from roadeval.tasks.results.formats import SuiteRules, judge_placeholder
 from roadeval.tasks.results.leaderboard import leaderboards
 from roadeval.tasks.results.report import manifest_baselines
 
@@ -32,30 +28,29 @@ _TEMPLATES = "templates"
 
 def sections(data: ReportData) -> list[Section]:
     """The report's sections in page order, those without blocks left out."""
-    rules = SuiteRules(data.suites)
-    headlines, counts = rules.headlines(), rules.counts()
     manifest = data.run.manifest
+    placeholder = judge_placeholder(manifest) if manifest is not None else None
+    rules = SuiteRules(data.suites, placeholder)
     baselines = manifest_baselines(manifest) if manifest is not None else set()
     found = leaderboards(
-        data.metrics,
-        headlines,
-        counts=counts,
-        health=data.health,
-        baselines=baselines,
-        pairs=data.pairs,
+        data.metrics, rules, health=data.health, baselines=baselines, pairs=data.pairs
     )
     order = {b.suite: [row.model for row in b.lead.rows] for b in found}
     lead = {b.suite: b.lead for b in found}
-    blind = blind_tables(data.metrics, headlines, counts=counts, baselines=baselines)
-    task_maps = [m for b in found if b.per_task is None and (m := task_map(b.lead))]
+    blind = blind_tables(data.metrics, rules, baselines=baselines)
+    task_maps = [m for b in found if b.per_task is None for m in metric_maps(b.lead, rules)]
     suite_figures: list[Block] = [
-        *trip_blocks(data, order.get("trip", [])),
+        *trip_blocks(data, rules, order.get("trip", [])),
         *v2xqa_blocks(data, rules, order.get("v2xqa", [])),
-        *stride_blocks(data, order.get("stride", [])),
+        *stride_blocks(data, rules, order.get("stride", [])),
         *roadbench_blocks(lead.get("roadbench")),
     ]
     made = [
-        Section("leaderboards", "Leaderboards", tuple(leaderboard_blocks(found, rules))),
+        Section(
+            "leaderboards",
+            "Leaderboards",
+            tuple(leaderboard_blocks(found, rules, manifest.intervals if manifest else None)),
+        ),
         Section("blind", "With vision and blind", tuple(blind_blocks(blind, rules))),
         Section(
             "slices",
@@ -64,7 +59,11 @@ def sections(data: ReportData) -> list[Section]:
         ),
         Section("suites", "Suite figures", tuple(suite_figures)),
         Section("cost", "Cost, tokens and health", tuple(cost_blocks(data))),
-        Section("changes", "Since the baseline run", tuple(change_blocks(data.changes))),
+        Section(
+            "changes",
+            "Since the baseline run",
+            tuple(change_blocks(data.changes, rules, data.run.run_id)),
+        ),
         Section("run", "The run", tuple(identity_blocks(data))),
     ]
     return [section for section in made if section.blocks]

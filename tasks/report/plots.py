@@ -36,16 +36,34 @@ SMALL_COLUMNS = 4
 CHAR = 0.075
 SLANT = 35
 _SIN = math.sin(math.radians(SLANT))
+_COS = math.cos(math.radians(SLANT))
+# A heatmap's column names carry a code and its full name ('EGO-TRA ego traverse distance').
+HEATMAP_LABEL_CHARS = 38
+
+
+# What matplotlib says when its font has no glyph for a character of a label (a model named in
+# CJK, an emoji): the SVG keeps the text as text, which the reader's browser draws with its own
+# fonts, and the margins are set from the labels' lengths, so matplotlib's own glyphs are never
+# seen and the warning (one per character per figure) says nothing.
+MISSING_GLYPH = r"Glyph \d+ \(.*\) missing from font\(s\)"
 
 
 def _matplotlib() -> Any:
+    import warnings
+
     import matplotlib
 
     matplotlib.use("Agg")
+    warnings.filterwarnings("ignore", message=MISSING_GLYPH, category=UserWarning)
     matplotlib.rcParams.update(
         {
             "svg.fonttype": "none",
-            "font.family": "DejaVu Sans",
+            # Measured in DejaVu Sans; the SVG names it and then the reader's sans-serif, which
+            # draws the characters DejaVu Sans has not.
+            "font.family": "sans-serif",
+            "font.sans-serif": ["DejaVu Sans"],
+            # Labels are data (model and suite names, costs in $): never TeX-like math.
+            "text.parse_math": False,
             "font.size": 9,
             "axes.spines.top": False,
             "axes.spines.right": False,
@@ -180,29 +198,28 @@ def heatmap(
     columns: Sequence[str],
     values: Sequence[Sequence[float | None]],
     texts: Sequence[Sequence[str]],
+    counts: Sequence[Sequence[int | None]],
     *,
+    ticks: Sequence[float],
+    unit: str,
     lower_is_better: bool = False,
-    limits: tuple[float, float] | None = (0.0, 1.0),
 ) -> Markup:
-    """Models (rows) x slice values (columns), each cell coloured by its value (darker: worse)
-    and labelled with it; empty cells are grey. `limits` pin the colour scale (None: 0 or the
-    lowest value, to the highest)."""
+    """Models (rows) x slice values (columns), each cell coloured by its value (darker: worse),
+    labelled with it and, under it, the items it is over (`n=`); empty cells are grey. The
+    colour bar spans `ticks` (its ends labelled), in `unit`."""
     import numpy as np
 
     matplotlib = _matplotlib()
     data = np.array([[np.nan if v is None else v for v in row] for row in values], dtype=float)
-    left = 0.3 + CHAR * _longest(rows)
-    bottom = 0.35 + CHAR * _longest(columns) * _SIN
+    # Wide enough for the row names, and for the first column's slanted name.
+    first = CHAR * len(short(columns[0], HEATMAP_LABEL_CHARS)) * _COS if columns else 0.0
+    left = max(0.3 + CHAR * _longest(rows), first - 0.2)
+    bottom = 0.35 + CHAR * _longest(columns, HEATMAP_LABEL_CHARS) * _SIN
     cell_width = max(0.7, 0.09 * max((len(t) for row in texts for t in row), default=4))
-    fig = figure(left + cell_width * len(columns) + 1.1, bottom + 0.34 * len(rows) + 0.2)
-    _frame(fig, left, bottom, right=1.1, top=0.2)
+    fig = figure(left + cell_width * len(columns) + 1.5, bottom + 0.46 * len(rows) + 0.2)
+    _frame(fig, left, bottom, right=1.5, top=0.2)
     ax = fig.subplots()
-    finite = data[np.isfinite(data)]
-    if limits is None and finite.size:
-        limits = (min(0.0, float(finite.min())), float(finite.max()))
-    low, high = limits or (0.0, 1.0)
-    if high <= low:
-        high = low + 1.0
+    low, high = ticks[0], ticks[-1]
     colours = matplotlib.colormaps["viridis_r" if lower_is_better else "viridis"]
     image = ax.imshow(
         np.ma.masked_invalid(data),
@@ -211,7 +228,7 @@ def heatmap(
         vmax=high,
         aspect="auto",
     )
-    _slanted(ax, columns)
+    _slanted(ax, columns, HEATMAP_LABEL_CHARS)
     ax.set_yticks(range(len(rows)), [short(r) for r in rows])
     ax.tick_params(length=0)
     for spine in ax.spines.values():
@@ -219,16 +236,21 @@ def heatmap(
     middle = (low + high) / 2
     for i, row in enumerate(texts):
         for j, text in enumerate(row):
-            value = data[i, j]
+            value, n = data[i, j], counts[i][j]
             if np.isfinite(value):
                 light = (value < middle) != lower_is_better
                 colour = "white" if light else "black"
-                ax.text(j, i, text, ha="center", va="center", fontsize=8, color=colour)
+                ax.text(j, i - 0.12, text, ha="center", va="center", fontsize=8, color=colour)
+                if n is not None:
+                    ax.text(
+                        j, i + 0.24, f"n={n}", ha="center", va="center", fontsize=6.5, color=colour
+                    )
     width, height = fig.get_size_inches()
     bar = fig.add_axes(
-        (1 - 0.95 / width, bottom / height, 0.15 / width, 1 - (bottom + 0.2) / height)
+        (1 - 1.35 / width, bottom / height, 0.15 / width, 1 - (bottom + 0.2) / height)
     )
-    fig.colorbar(image, cax=bar)
+    fig.colorbar(image, cax=bar, ticks=list(ticks))
+    bar.set_ylabel(short(unit, 30), fontsize=7)
     return to_svg(fig)
 
 
@@ -324,15 +346,23 @@ def histograms(
     return to_svg(fig)
 
 
+# A Pareto chart's two axes: the bars count errors, the line adds up their share.
+PARETO_COUNT_AXIS = "errors (items answered wrong)"
+PARETO_SHARE_AXIS = "cumulative share of the group's errors"
+
+
 def pareto_charts(panels: Sequence[tuple[str, Sequence[tuple[str, int, float]]]]) -> Markup:
     """Pareto charts of errors, one per group (TRIP: a role): a bar of errors per category,
-    most first from the top, and the cumulative share of the group's errors beside each bar.
+    most first from the top, on an axis of counts (whole numbers, bottom); and the cumulative
+    share of the group's errors down to each bar, a line on its own axis from 0 to 100% (top).
     `panels`: (title, [(category, errors, cumulative share)])."""
+    from matplotlib.ticker import PercentFormatter
+
     longest = _longest([b[0] for _, bars in panels for b in bars], 26)
-    fig, axes = _grid(len(panels), 2.0 + CHAR * longest + 0.4, 3.2, 0.3 + CHAR * longest, 0.45)
+    fig, axes = _grid(len(panels), 2.4 + CHAR * longest + 0.4, 3.6, 0.3 + CHAR * longest, 0.45)
     for ax, (title, bars) in zip(axes, panels, strict=True):
         ys = list(range(len(bars)))
-        ax.barh(ys, [b[1] for b in bars], color="#c44e52")
+        ax.barh(ys, [b[1] for b in bars], color="#c44e52", label="errors")
         # Categories as plain text beside the axis, not tick labels: a tick is four artists,
         # and twelve per panel were most of what a chart cost.
         ax.set_yticks([])
@@ -342,12 +372,18 @@ def pareto_charts(panels: Sequence[tuple[str, Sequence[tuple[str, int, float]]]]
             ax.text(
                 -0.02, y, short(category, 26), transform=beside, ha="right", va="center", fontsize=8
             )
-        for y, (_, errors, share) in zip(ys, bars, strict=True):
-            ax.text(errors, y, f" {share:.0%}", va="center", fontsize=7, color="#333333")
-        ax.set_xlabel("errors (cumulative share)")
+        ax.set_xlabel(PARETO_COUNT_AXIS, fontsize=8)
         _whole_ticks(ax, "x")
-        ax.set_xlim(0, max((b[1] for b in bars), default=1) * 1.3)
-        ax.set_title(short(title, 36))
+        ax.set_xlim(0, max((b[1] for b in bars), default=1))
+        share = ax.twiny()
+        share.plot([b[2] for b in bars], ys, color="#333333", marker="o", markersize=3, linewidth=1)
+        share.set_xlim(0, 1)
+        share.set_xticks([0, 0.5, 1])
+        share.xaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
+        share.set_xlabel(PARETO_SHARE_AXIS, fontsize=8)
+        share.spines["top"].set_visible(True)
+        share.tick_params(labelsize=7)
+        ax.set_title(short(title, 36), pad=30)
     return to_svg(fig)
 
 

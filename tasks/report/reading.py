@@ -68,7 +68,8 @@ class ReportData:
     pairs: list[MetricPairRow]
     health: dict[tuple[str, str, str], ItemHealth]
     costs: list[CostRow]
-    scored: int
+    # Score rows with a value (one item has a row per metric and sample): not a count of items.
+    score_rows: int
     reliability: dict[str, list[ReliabilityBin]]
     histograms: list[Histogram]
     pareto: list[ParetoBar]
@@ -141,7 +142,7 @@ def read_report(store: Store, run_id: str, timings: Timings | None = None) -> Re
         # A run whose every item failed has no scores, and its report says why.
         require_outcomes(con, run, "report", health)
         with timings.measure("scored"):
-            scored = scored_count(con, run_id)
+            score_rows = scored_count(con, run_id)
         with timings.measure("metrics"):
             found_metrics = metrics(con, run_id)
         with timings.measure("metric_pairs"):
@@ -171,7 +172,7 @@ def read_report(store: Store, run_id: str, timings: Timings | None = None) -> Re
         pairs,
         health,
         cost_rows,
-        scored,
+        score_rows,
         bins,
         histograms,
         bars,

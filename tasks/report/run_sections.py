@@ -13,8 +13,10 @@ from roadeval.tasks.report.blocks import Block, Cell, Figure, Fold, Header, Note
 from roadeval.tasks.report.change_reads import KINDS, MOVED_SHOWN, Changes
 from roadeval.tasks.report.reading import ReportData
 from roadeval.tasks.report.run_reads import CostRow
-from roadeval.tasks.results.formats import MISSING, format_value
+from roadeval.tasks.rerun.changes import changed_items_query, describe_change
+from roadeval.tasks.results.formats import MISSING, SuiteRules, format_value
 from roadeval.tasks.results.manifest import RunManifest
+from roadeval.tasks.shard.counts import COUNT_HEADINGS
 
 
 def _count(n: int, **data: str) -> Cell:
@@ -50,7 +52,14 @@ def _cost_rows(rows: Sequence[CostRow], by_suite: bool) -> tuple[tuple[Cell, ...
     return tuple(out)
 
 
-_COST_HEADERS = ("requests", "reused", "tokens in", "tokens out", "USD", "failed requests")
+_COST_HEADERS = (
+    "requests sent",
+    "answers reused",
+    "tokens in",
+    "tokens out",
+    "USD",
+    "failed requests",
+)
 
 
 def _health_table(manifest: RunManifest) -> Table:
@@ -60,8 +69,10 @@ def _health_table(manifest: RunManifest) -> Table:
     headers = (
         Header("suite"),
         Header("model"),
-        *(Header(n.replace("_", " "), True, manifest.count_meanings.get(n, "")) for n in names),
-        *(Header(n.replace("_", " "), True, manifest.count_meanings.get(n, "")) for n in extra),
+        *(
+            Header(COUNT_HEADINGS.get(n, n), True, manifest.count_meanings.get(n, ""))
+            for n in (*names, *extra)
+        ),
     )
     rows = tuple(
         (
@@ -129,9 +140,10 @@ def cost_blocks(data: ReportData) -> list[Block]:
     return blocks
 
 
-def change_blocks(changes: Changes) -> list[Block]:
-    """Items per suite and kind of change, score changes and flipped verdicts per suite x
-    model, and the metrics that moved (signed deltas, largest first)."""
+def change_blocks(changes: Changes, rules: SuiteRules, run_id: str) -> list[Block]:
+    """Items per suite and kind of change, the changed items by id, score changes and flipped
+    verdicts per suite x model, and the metrics that moved (each marked better or worse by the
+    metric's direction), counted as `roadeval changes` counts them."""
     if changes.baseline_run_id is None:
         return []
     blocks: list[Block] = [Note(f"compared with the baseline run {changes.baseline_run_id}")]
@@ -141,6 +153,8 @@ def change_blocks(changes: Changes) -> list[Block]:
     )
     headers = (Header("suite"), *(Header(k, True) for k in KINDS))
     blocks.append(Table("items against the baseline run", headers, items, "changes"))
+    if changes.changed:
+        blocks.append(_changed_table(changes, run_id))
     if changes.scores:
         headers = (
             Header("suite"),
@@ -167,38 +181,77 @@ def change_blocks(changes: Changes) -> list[Block]:
     if not changes.moved:
         blocks.append(Note("no metric moved"))
         return blocks
-    headers = tuple(
-        Header(h, h in ("baseline", "new", "delta"))
-        for h in ("suite", "task", "model", "metric", "variant", "baseline", "new", "delta")
-    )
-    rows = tuple(
-        (
-            plain(m.suite),
-            plain(m.task),
-            plain(m.model),
-            plain(m.metric),
-            plain(m.variant or "as released"),
-            Cell(
-                format_value(m.baseline_value) if m.baseline_value is not None else "absent",
-                m.baseline_value,
-            ),
-            Cell(format_value(m.new_value) if m.new_value is not None else "absent", m.new_value),
-            _delta(m.delta, m.baseline_value),
-        )
-        for m in changes.moved
-    )
-    caption = f"metrics that moved: {changes.moved_total}"
-    if changes.moved_total > len(changes.moved):
-        caption += f" (the {MOVED_SHOWN} largest shown; `roadeval changes --all` lists every one)"
-    blocks.append(Table(caption, headers, rows, "metric-deltas"))
+    blocks.append(_moved_table(changes, rules))
     return blocks
 
 
-def _delta(delta: float | None, baseline: float | None) -> Cell:
+def _changed_table(changes: Changes, run_id: str) -> Table:
+    rows = tuple(
+        (plain(c.suite), plain(c.item_id), plain(describe_change(c.kind, c.what, c.fields)))
+        for c in changes.changed
+    )
+    caption = f"items that changed: {changes.changed_total}"
+    footnote = ""
+    if changes.changed_total > len(changes.changed):
+        caption += f" (the first {len(changes.changed)} listed)"
+        footnote = f'every one: roadeval query "{changed_items_query(run_id)}"'
+    headers = (Header("suite"), Header("item"), Header("change"))
+    return Table(caption, headers, rows, "changed-items", footnote=footnote)
+
+
+def _moved_table(changes: Changes, rules: SuiteRules) -> Table:
+    named = ("suite", "task", "model", "metric", "slice", "variant")
+    headers = (
+        *(Header(h) for h in named),
+        Header("baseline", True),
+        Header("new", True),
+        Header("delta", True, "new minus baseline: ▲ rose, ▼ fell"),
+        Header("which way", False, "better or worse by the metric's direction"),
+    )
+    rows = []
+    for m in changes.moved:
+        info = rules.metric(m.suite, m.metric)
+        verdict = MISSING if m.delta is None else info.verdict(m.delta).value
+        rows.append(
+            (
+                plain(m.suite),
+                plain(m.task),
+                plain(m.model),
+                Cell(info.label, m.metric, title=f"{m.metric}: {info.description}"),
+                plain(f"{m.slice} = {m.slice_value}" if m.slice else "all items"),
+                plain(m.variant or "as released"),
+                _value(m.baseline_value),
+                _value(m.new_value),
+                _delta(m.delta, m.baseline_value, verdict, info.direction),
+                Cell(verdict, verdict, data={"verdict": verdict}, emphasis=verdict == "worse"),
+            )
+        )
+    caption = f"metrics that moved: {changes.moved_total}"
+    if changes.moved_total > len(changes.moved):
+        caption += f" (the first {MOVED_SHOWN} shown; `roadeval changes --all` lists every one)"
+    footnote = (
+        "counted as `roadeval changes` and `roadeval diff` count them: every metric whose value "
+        "changed, over all items and in slices; ▲/▼: the value rose/fell, green when that is "
+        "better by the metric's direction, red when worse"
+    )
+    return Table(caption, headers, tuple(rows), "metric-deltas", footnote=footnote)
+
+
+def _value(value: float | None) -> Cell:
+    return Cell(format_value(value) if value is not None else "absent", value)
+
+
+def _delta(delta: float | None, baseline: float | None, verdict: str, direction: str) -> Cell:
     if delta is None:
         return Cell("added" if baseline is None else "removed", None)
     sign = "up" if delta > 0 else "down"
-    return Cell(f"{delta:+.4g}", delta, data={"sign": sign}, mark="▲" if delta > 0 else "▼")
+    return Cell(
+        f"{delta:+.4g}",
+        delta,
+        title=f"{verdict} ({direction})",
+        data={"sign": sign, "verdict": verdict},
+        mark="▲" if delta > 0 else "▼",
+    )
 
 
 def _when(value: datetime | None) -> str:
@@ -216,8 +269,16 @@ def identity_blocks(data: ReportData) -> list[Block]:
         ("ended", _when(run.ended_at)),
         ("code version", run.code_version),
         ("baseline run", run.baseline_run_id or "none"),
-        ("items scored", str(data.scored)),
     ]
+    if manifest is not None:
+        totals = manifest.totals
+        facts += [
+            (f"{COUNT_HEADINGS['items']} (each suite's items x its models)", str(totals.items)),
+            (COUNT_HEADINGS["scored"], str(totals.scored)),
+        ]
+    facts.append(
+        ("score rows with a value (one per item, metric and sample)", str(data.score_rows))
+    )
     if run.started_at and run.ended_at:
         facts.insert(5, ("took", f"{(run.ended_at - run.started_at).total_seconds():.1f} s"))
     if manifest is not None:

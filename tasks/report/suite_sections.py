@@ -16,10 +16,7 @@ from roadeval.tasks.results.aggregate import ALL, SUITE_WIDE
 from roadeval.tasks.results.formats import SuiteRules
 from roadeval.tasks.results.leaderboard import Board, task_order
 
-PENALTIES = (
-    ("modality_penalty", "modality penalty (text accuracy minus the worst non-text modality's)"),
-    ("difficulty_penalty", "difficulty penalty (easy accuracy minus hard)"),
-)
+PENALTIES = ("modality_penalty", "difficulty_penalty")
 ALL_ITEMS = "all items"
 # Pareto charts for the models first on TRIP's leaderboard; the others' as tables (a chart of
 # four roles costs a fifth of a second to draw, and twenty of them say little more).
@@ -30,7 +27,7 @@ def _released(data: ReportData, suite: str) -> list[MetricRow]:
     return [m for m in data.metrics if m.suite == suite and not m.variant]
 
 
-def trip_blocks(data: ReportData, order: Sequence[str]) -> list[Block]:
+def trip_blocks(data: ReportData, rules: SuiteRules, order: Sequence[str]) -> list[Block]:
     """Per model, each penalty suite-wide and within each capability (bars), then per model a
     Pareto chart of errors per role."""
     from roadeval.tasks.report.drawing import draw
@@ -38,7 +35,8 @@ def trip_blocks(data: ReportData, order: Sequence[str]) -> list[Block]:
 
     rows = _released(data, "trip")
     blocks: list[Block] = []
-    for metric, meaning in PENALTIES:
+    for metric in PENALTIES:
+        info = rules.metric("trip", metric)
         found = [
             m
             for m in rows
@@ -51,8 +49,10 @@ def trip_blocks(data: ReportData, order: Sequence[str]) -> list[Block]:
         value = {(m.model, m.slice_value if m.slice else ALL_ITEMS): m.value for m in found}
         models = [m for m in order if any(k[0] == m for k in value)]
         series = [(model, [value.get((model, g)) for g in groups]) for model in models]
-        svg = draw(grouped_bars, groups, series, ylabel=metric.replace("_", " "), zero_line=True)
-        blocks.append(Figure(svg, f"trip: {meaning}, overall and per capability"))
+        ylabel = f"{info.label} ({info.arrow} {info.direction})"
+        svg = draw(grouped_bars, groups, series, ylabel=ylabel, zero_line=True)
+        caption = f"trip: {info.label}, {info.description}; overall and per capability"
+        blocks.append(Figure(svg, caption))
     by_model: dict[str, dict[str, list[ParetoBar]]] = defaultdict(lambda: defaultdict(list))
     for bar in data.pareto:
         by_model[bar.model][bar.group].append(bar)
@@ -86,8 +86,9 @@ def _pareto_chart(model: str, roles: Sequence[tuple[str, list[ParetoBar]]]) -> F
         for role, bars in roles
     ]
     caption = (
-        f"{model}: errors per knowledge point (the {PARETO_TOP} most), most first; beside "
-        "each bar, the share of the role's errors down to it"
+        f"{model}: items answered wrong per knowledge point (bars, the {PARETO_TOP} most, "
+        "most first; bottom axis: items), and the cumulative share of the role's errors down "
+        "to each bar (line; top axis: 0-100%)"
     )
     return Figure(draw(pareto_charts, panels), caption)
 
@@ -165,7 +166,7 @@ def v2xqa_blocks(data: ReportData, rules: SuiteRules, order: Sequence[str]) -> l
     return blocks
 
 
-def _histogram_figure(found: Histogram, order: Sequence[str]) -> Figure:
+def _histogram_figure(found: Histogram, rules: SuiteRules, order: Sequence[str]) -> Figure:
     from roadeval.tasks.report.drawing import draw
     from roadeval.tasks.report.plots import histograms
 
@@ -175,16 +176,24 @@ def _histogram_figure(found: Histogram, order: Sequence[str]) -> Figure:
         for model in models
     ]
     whole = (found.suite, found.metric) in WHOLE
-    svg = draw(histograms, panels, found.lo, found.hi, xlabel=found.metric, whole=whole)
-    return Figure(svg, f"{found.suite}: {found.metric} per item (unscored items counted apart)")
+    info = rules.metric(found.suite, found.metric)
+    xlabel = f"{info.label} ({info.scale.unit}; {info.direction})"
+    svg = draw(histograms, panels, found.lo, found.hi, xlabel=xlabel, whole=whole)
+    caption = f"{found.suite}: {info.label} per item (unscored items counted apart)"
+    placeholder = rules.placeholder(found.suite, found.metric)
+    data = {"suite": found.suite, "metric": found.metric}
+    if placeholder:
+        caption += f"; placeholder: {placeholder}"
+        data["placeholder"] = placeholder
+    return Figure(svg, caption, data)
 
 
-def stride_blocks(data: ReportData, order: Sequence[str]) -> list[Block]:
+def stride_blocks(data: ReportData, rules: SuiteRules, order: Sequence[str]) -> list[Block]:
     """ADE and FDE per trajectory item, and the judge's scores per judged item."""
     blocks: list[Block] = []
     for found in data.histograms:
         if found.suite == "stride" and any(sum(c) for c in found.counts.values()):
-            blocks.append(_histogram_figure(found, order))
+            blocks.append(_histogram_figure(found, rules, order))
         elif found.suite == "stride":
             total = sum(found.unscored.values())
             blocks.append(Note(f"stride: {found.metric}: no item scored ({total} unscored)"))
@@ -207,5 +216,6 @@ def roadbench_blocks(board: Board | None) -> list[Block]:
         )
         for row in board.rows
     ]
-    svg = draw(grouped_bars, [c.label for c in columns], series, ylabel="score")
+    ylabel = "value (each task's own metric, 0-1)"
+    svg = draw(grouped_bars, [c.label for c in columns], series, ylabel=ylabel)
     return [Figure(svg, "roadbench: each task's headline metric per model")]

@@ -4,10 +4,35 @@ from __future__ import annotations
 
 import os
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
+
+from roadeval.names import Name
+from roadeval.tasks.requests.model_bounds import (
+    AUTH_FAILED_AFTER,
+    BATCH_POLL_S,
+    BATCH_SIZE,
+    MAX_CONCURRENCY,
+    MAX_TOKENS,
+    OUTPUT_BOUND_PARAMS,
+    PRICE,
+    RETRIES,
+    RETRY_BACKOFF_S,
+    RPM,
+    SAMPLES,
+    TIMEOUT_S,
+    TPM,
+    UNREACHABLE_AFTER_S,
+)
 
 BASELINE_PROVIDER = "roadeval"
 
@@ -65,47 +90,51 @@ class ModelSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    model: str = Field(min_length=1, description="LiteLLM model string, e.g. openai/gpt-4o")
-    name: str | None = Field(default=None, description="name in tables and reports; default: model")
+    model: Name = Field(min_length=1, description="LiteLLM model string, e.g. openai/gpt-4o")
+    name: Name | None = Field(
+        default=None, description="name in tables and reports; default: model"
+    )
     api_base: str | None = None
     api_key_env: str | None = None
     params: dict[str, Any] = Field(default_factory=dict, description="decoding parameters")
-    max_concurrency: int = Field(default=8, ge=1)
-    rpm: float | None = Field(default=None, gt=0, description="requests per minute")
-    tpm: float | None = Field(
+    max_concurrency: Annotated[int, AfterValidator(MAX_CONCURRENCY)] = 8
+    rpm: Annotated[float, AfterValidator(RPM)] | None = Field(
+        default=None, description="requests per minute"
+    )
+    tpm: Annotated[float, AfterValidator(TPM)] | None = Field(
         default=None,
-        gt=0,
         description="tokens per minute (prompt + max output reserved, reconciled with the usage)",
     )
-    timeout_s: float = Field(
-        default=120.0, gt=0, description="deadline for each whole request, however slow the reply"
+    timeout_s: Annotated[float, AfterValidator(TIMEOUT_S)] = Field(
+        default=120.0, description="deadline for each whole request, however slow the reply"
     )
-    num_retries: int = Field(default=3, ge=0)
-    unreachable_after_s: float = Field(
+    num_retries: Annotated[int, AfterValidator(RETRIES)] = 3
+    unreachable_after_s: Annotated[float, AfterValidator(UNREACHABLE_AFTER_S)] = Field(
         default=60.0,
-        gt=0,
         description="declare the model unreachable after this long with only transport failures",
     )
-    auth_failed_after: int = Field(
+    auth_failed_after: Annotated[int, AfterValidator(AUTH_FAILED_AFTER)] = Field(
         default=3,
-        ge=1,
         description="declare the model auth_failed after this many refused keys (401, 403, "
         "invalid key) with no success between",
     )
-    retry_backoff_s: float = Field(default=1.0, ge=0)
-    input_cost_per_token: float | None = Field(default=None, ge=0)
-    output_cost_per_token: float | None = Field(default=None, ge=0)
+    retry_backoff_s: Annotated[float, AfterValidator(RETRY_BACKOFF_S)] = 1.0
+    input_cost_per_token: Annotated[float, AfterValidator(PRICE)] | None = None
+    output_cost_per_token: Annotated[float, AfterValidator(PRICE)] | None = None
     mode: CallMode = Field(default=CallMode.ONLINE, description="online calls or the batch API")
     # Batch prices: these win; else the price map's batch prices; a batch model with neither
     # is refused before any call rather than priced by a guess.
-    batch_input_cost_per_token: float | None = Field(default=None, ge=0)
-    batch_output_cost_per_token: float | None = Field(default=None, ge=0)
-    batch_size: int = Field(default=1000, ge=1, description="requests per submitted batch")
-    batch_poll_s: float = Field(default=30.0, gt=0, description="seconds between batch polls")
-    suites: list[str] | None = Field(default=None, description="only these suites")
-    samples: int = Field(
+    batch_input_cost_per_token: Annotated[float, AfterValidator(PRICE)] | None = None
+    batch_output_cost_per_token: Annotated[float, AfterValidator(PRICE)] | None = None
+    batch_size: Annotated[int, AfterValidator(BATCH_SIZE)] = Field(
+        default=1000, description="requests per submitted batch"
+    )
+    batch_poll_s: Annotated[float, AfterValidator(BATCH_POLL_S)] = Field(
+        default=30.0, description="seconds between batch polls"
+    )
+    suites: list[Name] | None = Field(default=None, description="only these suites")
+    samples: Annotated[int, AfterValidator(SAMPLES)] = Field(
         default=1,
-        ge=1,
         description="independent answers per item: each sample is a request of its own (its "
         "index joins the request key; sample 1 keeps a single answer's key), scored apart",
     )
@@ -142,6 +171,19 @@ class ModelSpec(BaseModel):
         return self
 
     @model_validator(mode="after")
+    def _output_bound_is_a_count(self) -> ModelSpec:
+        # The estimate and the budget reserve this many output tokens for every request.
+        for key in OUTPUT_BOUND_PARAMS:
+            value = self.params.get(key)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ValueError(f"params.{key}: a whole number of tokens, not {value!r}")
+            if (problem := MAX_TOKENS.problem(value)) is not None:
+                raise ValueError(f"params.{key}: {problem}")
+        return self
+
+    @model_validator(mode="after")
     def _baseline_seed_is_whole(self) -> ModelSpec:
         # A built-in baseline draws from it in every shard: a bad one would fail the run there.
         seed = self.params.get("seed")
@@ -157,6 +199,16 @@ class ModelSpec(BaseModel):
     @property
     def is_baseline(self) -> bool:
         return self.model.startswith(f"{BASELINE_PROVIDER}/")
+
+    @property
+    def placeholder(self) -> str | None:
+        """Why this model's answers measure nothing, when it is a placeholder baseline (the
+        offline midpoint judge); None for any other model."""
+        if not self.is_baseline:
+            return None
+        from roadeval.benchmarks.registry import placeholder_reason
+
+        return placeholder_reason(self.baseline_name)
 
     @property
     def baseline_name(self) -> str:

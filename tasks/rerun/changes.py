@@ -26,6 +26,27 @@ class ChangeKind(StrEnum):
     UNCHANGED = "unchanged"
 
 
+# Changed items a page lists by id before it names the query that lists every one.
+CHANGED_SHOWN = 200
+
+
+def describe_change(kind: str, what: str | None, fields: str | None) -> str:
+    """What happened to an item: added, removed, or changed, in what and which fields."""
+    if kind != ChangeKind.CHANGED:
+        return kind
+    named = fields and fields != what
+    return f"changed:{what}" + (f" ({fields})" if named else "")
+
+
+def changed_items_query(run_id: str) -> str:
+    """The `roadeval query` SQL listing every item run `run_id` added, removed or changed
+    against its baseline run, with what changed."""
+    return (
+        "select suite, item_id, kind, what, fields from changes "
+        f"where run_id = '{run_id}' and kind <> 'unchanged' order by suite, kind, what, item_id"
+    )
+
+
 class ChangeWhat(StrEnum):
     """What a changed item changed in: what the model is sent, or only what it is scored by."""
 

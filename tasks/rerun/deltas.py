@@ -1,9 +1,10 @@
 """What moved between a baseline run and a rerun: item scores (verdicts that flipped) and
-corpus metrics (with their deltas)."""
+corpus metrics (with their deltas); and which metrics count as moved (`moved_metrics`), one
+definition for `roadeval changes`, `roadeval diff` and the report."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 from roadeval.storage.records import MetricDeltaRow, MetricRow, ScoreChangeRow, ScoreRow
 
@@ -97,3 +98,52 @@ def metric_deltas(
             )
         )
     return rows
+
+
+SUITE_WIDE = "*"
+
+
+def one_task_suites(keys: Iterable[tuple[str, str]]) -> frozenset[str]:
+    """Of (suite, task) keys of metric rows: the suites with one task besides the suite-wide
+    '*'. Such a suite (TRIP) lands its suite-wide numbers again under its task."""
+    tasks: dict[str, set[str]] = {}
+    for suite, task in keys:
+        tasks.setdefault(suite, set()).add(task)
+    return frozenset(suite for suite, found in tasks.items() if len(found - {SUITE_WIDE}) == 1)
+
+
+def moved_metrics(
+    rows: Iterable[MetricDeltaRow], one_task: Collection[str] = frozenset()
+) -> list[MetricDeltaRow]:
+    """The metrics that moved, the one definition `changes`, `diff` and the report count: a
+    delta other than 0, or a value on one side only, over all items and in slices, each
+    metric once (the task rows of a suite in `one_task` repeat its suite-wide rows, and are
+    left out where the suite-wide row exists). Sorted: all items before slices, then by suite,
+    task, model, metric and slice."""
+    found = [row for row in rows if row.delta is None or row.delta != 0]
+    wide = {_key(row) for row in found if row.task == SUITE_WIDE}
+    kept = [
+        row
+        for row in found
+        if row.task == SUITE_WIDE or row.suite not in one_task or _key(row) not in wide
+    ]
+    return sorted(kept, key=moved_order)
+
+
+def _key(row: MetricDeltaRow) -> tuple[str, str, str, str, str, str]:
+    return (row.suite, row.model, row.variant or "", row.slice, row.slice_value, row.metric)
+
+
+def moved_order(row: MetricDeltaRow) -> tuple[bool, str, bool, str, str, str, str, str, str]:
+    """All items before slices; suite-wide rows before a suite's tasks."""
+    return (
+        row.slice != "",
+        row.suite,
+        row.task != SUITE_WIDE,
+        row.task,
+        row.model,
+        row.variant or "",
+        row.metric,
+        row.slice,
+        row.slice_value,
+    )

@@ -5,11 +5,11 @@ better than `random` with its eyes open, or than itself blind, is not reading th
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from roadeval.benchmarks.suite import Headline
 from roadeval.storage.records import MetricRow
+from roadeval.tasks.results.formats import SuiteRules
 from roadeval.tasks.results.leaderboard import Board, Cell, Column, leaderboards, variant_of
 
 BLIND = "blind"
@@ -40,19 +40,13 @@ class BlindTable:
 
 
 def blind_tables(
-    metrics: Sequence[MetricRow],
-    headlines: Mapping[str, Sequence[Headline]],
-    *,
-    counts: Mapping[str, Collection[str]] | None = None,
-    baselines: Collection[str] = (),
+    metrics: Sequence[MetricRow], rules: SuiteRules, *, baselines: Collection[str] = ()
 ) -> list[BlindTable]:
     """One table per suite that has blind rows; none when the run ran no ablation."""
     suites = {m.suite for m in metrics if variant_of(m.variant) == BLIND}
 
     def boards(variant: str) -> dict[str, Board]:
-        found = leaderboards(
-            metrics, headlines, counts=counts, baselines=baselines, variant=variant
-        )
+        found = leaderboards(metrics, rules, baselines=baselines, variant=variant)
         return {b.suite: b.lead for b in found}
 
     seen, blind = (boards(""), boards(BLIND)) if suites else ({}, {})

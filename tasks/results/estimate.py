@@ -80,13 +80,26 @@ def _cost(
     return _Case(tokens_in, max_out, tokens_in * prices.input + max_out * prices.output)
 
 
-def _answer_case(spec: ModelSpec, planned: PlannedItem, attempt_index: int) -> _Case:
+# Input tokens already counted in one estimate, by model and prompt (the messages object, which
+# every sample and attempt of an item shares: `tasks.shard.plan.shared_prompt`).
+_Counted = dict[tuple[str, int], int]
+
+
+def _answer_case(
+    spec: ModelSpec, planned: PlannedItem, attempt_index: int, counted: _Counted | None = None
+) -> _Case:
     request = planned.requests[attempt_index]
     if spec.is_baseline:
         return _Case(0, 0, 0.0)
     tokens_in = request.tokens_in_est
     if tokens_in is None:
-        tokens_in = input_tokens(spec.model, request.messages, planned.prompt_tokens_est)
+        key = (spec.model, id(request.messages))
+        known = counted.get(key) if counted is not None else None
+        if known is None:
+            known = input_tokens(spec.model, request.messages, planned.prompt_tokens_est)
+            if counted is not None:
+                counted[key] = known
+        tokens_in = known
     return _cost(spec, tokens_in, max_output_tokens(spec, request.params))
 
 
@@ -165,6 +178,10 @@ def estimate_plans(
     ablation's requests in rows of their own), sorted."""
     tallies: dict[_Key, _Tally] = {}
     specs: dict[_Key, ModelSpec] = {}
+    # A prompt is counted once per model, not once per sample and attempt: a panel's `samples`
+    # multiply its requests, not the tokenizer's passes (the plans hold every prompt alive).
+    counted: _Counted = {}
+    judged_cases: dict[tuple[int, str, str], _Case | None] = {}
     for plan in plans:
         suite, spec, variant = plan.shard.suite, plan.shard.client.spec, plan.shard.variant
         key = (suite.name, spec.label, ANSWER, variant)
@@ -177,19 +194,27 @@ def estimate_plans(
             tally.answered += int(planned.answered(0))
             for index in range(len(planned.requests)):
                 if not planned.answered(index):
-                    tally.add(_answer_case(spec, planned, index), expected=index == 0)
+                    case = _answer_case(spec, planned, index, counted)
+                    tally.add(case, expected=index == 0)
             if judge_key is None or judge_spec is None or not suite.uses_judge:
                 continue
-            images = image_refs(planned.requests[0].messages)
-            judged = suite.judge_preview(planned.item, images)
-            if judged is None:
+            prompt = planned.requests[0].messages
+            # The judge call about one prompt's answer is the same for every sample of it.
+            seen = (id(prompt), spec.label, suite.name)
+            judge_case = judged_cases.get(seen)
+            if seen not in judged_cases:
+                judged = suite.judge_preview(planned.item, image_refs(prompt))
+                judge_case = judged_cases[seen] = (
+                    None if judged is None else _judge_case(judge_spec, spec, planned, judged)
+                )
+            if judge_case is None:
                 continue
             judge_tally = tallies.setdefault(judge_key, _Tally())
             specs[judge_key] = judge_spec
             # An answer already stored may have its verdict stored too: worst case only.
             answered = planned.answered(0)
             judge_tally.answered += int(answered)
-            judge_tally.add(_judge_case(judge_spec, spec, planned, judged), expected=not answered)
+            judge_tally.add(judge_case, expected=not answered)
     return [_row(run_id, key, tallies[key], specs[key], now) for key in sorted(tallies)]
 
 

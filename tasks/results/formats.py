@@ -4,11 +4,16 @@ integer (`items 10`, never `10.000`), any other value with the decimals its scal
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from roadeval.benchmarks.registry import load_suite
 from roadeval.benchmarks.suite import Headline, Suite
+from roadeval.benchmarks.vocabulary import MetricInfo, Vocabulary
 from roadeval.tasks.results.aggregate import ALL
+
+if TYPE_CHECKING:
+    from roadeval.tasks.results.manifest import RunManifest
 
 MISSING = "—"
 
@@ -56,11 +61,32 @@ def format_interval(low: float | None, high: float | None) -> str:
 
 
 class SuiteRules:
-    """What printing needs of each suite of a run: its headline metrics and its counts, from
-    the installed suite classes (none for a suite not installed here)."""
+    """What printing needs of each suite of a run: its headline metrics, its counts and its
+    vocabulary (what each metric, task and label value means), from the installed suite classes
+    (none for a suite not installed here); and `judge_placeholder`, why the run's judge
+    measures nothing when it is a placeholder (its judged metrics are then marked)."""
 
-    def __init__(self, names: Iterable[str]) -> None:
-        self.classes = suite_classes(names)
+    def __init__(
+        self,
+        names: Iterable[str],
+        judge_placeholder: str | None = None,
+        classes: Mapping[str, type[Suite] | None] | None = None,
+    ) -> None:
+        """`classes`: the suite classes by name, when they are not the installed ones."""
+        self.classes = dict(classes) if classes is not None else suite_classes(names)
+        self.judge_placeholder = judge_placeholder
+
+    def vocabulary(self, suite: str) -> Vocabulary:
+        cls = self.classes.get(suite)
+        return cls.vocabulary if cls is not None else Vocabulary()
+
+    def metric(self, suite: str, metric: str) -> MetricInfo:
+        """What `metric` of `suite` is: its label, description, better direction and scale."""
+        return self.vocabulary(suite).metric(metric)
+
+    def placeholder(self, suite: str, metric: str) -> str | None:
+        """Why `metric`'s values measure nothing: a judged metric under a placeholder judge."""
+        return self.judge_placeholder if self.metric(suite, metric).judged else None
 
     def headlines(self) -> dict[str, tuple[Headline, ...]]:
         return {name: cls.headline for name, cls in self.classes.items() if cls is not None}
@@ -82,3 +108,15 @@ class SuiteRules:
         """`value` of `metric` as printed (see `format_value`)."""
         count = self.is_count(suite, metric, slice_)
         return format_value(value, count=count, decimals=decimals)
+
+
+def judge_placeholder(manifest: RunManifest) -> str | None:
+    """Why a run's judge measures nothing, when it is a placeholder (the offline midpoint
+    judge); None for a real judge or a run without one."""
+    if manifest.judge is None:
+        return None
+    from roadeval.tasks.requests.model_spec import ModelSpec
+
+    spec = ModelSpec.model_validate(manifest.judge)
+    reason = spec.placeholder
+    return None if reason is None else f"judged by {spec.label} ({spec.model}), {reason}"

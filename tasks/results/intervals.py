@@ -1,5 +1,6 @@
 """95% confidence intervals of headline metrics: the Wilson score interval for a share of 0/1
-verdicts, a seeded percentile bootstrap over items for everything else (docs/metrics.md).
+verdicts of independent items, a seeded percentile bootstrap over items for everything else,
+over clusters of items where items share a scene, an image or a clip (docs/metrics.md).
 
 Wilson rather than Clopper-Pearson: its coverage is close to 95% on average over p (Brown, Cai
 and DasGupta, 2001), where Clopper-Pearson's is above it by construction (often 97-99% at the
@@ -11,16 +12,28 @@ from __future__ import annotations
 import hashlib
 import math
 from statistics import NormalDist
+from typing import Annotated
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict
 
 from roadeval.benchmarks.suite import Verdicts
+from roadeval.bounds import Bound
 
 LEVEL = 0.95
+# 1,000 resamples put the 2.5% and 97.5% percentiles within a few hundredths of a standard error
+# of their limit, and cost ~0.1 s per 10,000 items on one core.
+RESAMPLES = Bound(
+    100,
+    100_000,
+    "bootstrap draws: fewer than 100 leave the 95% interval's ends to chance, and each costs "
+    "~0.1 ms per 10,000 items, so 100,000 take 10 s per headline of such a suite",
+)
+SEED = Bound(0, 2**63 - 1, "the bootstrap's seed: a 64-bit integer, as its readers hold one")
 WILSON = "wilson"
 BOOTSTRAP = "percentile bootstrap"
+CLUSTERED = "cluster percentile bootstrap"
 PAIRED = "paired percentile bootstrap"
 
 
@@ -30,10 +43,8 @@ class IntervalSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    # 1,000 resamples put the 2.5% and 97.5% percentiles within a few hundredths of a standard
-    # error of their limit, and cost ~0.1 s per 10,000 items on one core.
-    resamples: int = Field(default=1000, ge=100, le=100_000)
-    seed: int = Field(default=0, ge=0)
+    resamples: Annotated[int, AfterValidator(RESAMPLES)] = 1000
+    seed: Annotated[int, AfterValidator(SEED)] = 0
 
 
 def wilson(verdicts: Verdicts, level: float = LEVEL) -> tuple[float, float]:

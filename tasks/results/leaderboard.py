@@ -1,8 +1,9 @@
 """A suite's leaderboard: one row per model (baselines among them) with the suite's headline
-metrics (`Suite.headline`), their 95% intervals where computed, the models each one's difference
-is not significant from (`metric_pairs`), and the items whose answers could not be read or
-ended in errors beside them. The terminal summary, `roadeval show`, the HTML report and the
-Prefect artifact all show this one structure.
+metrics (`Suite.headline`) as its vocabulary names them, their 95% intervals where computed, each
+value's rank in its column, the models each one's difference is not significant from
+(`metric_pairs`), and the items whose answers could not be read or ended in errors beside them.
+The terminal summary, `roadeval show`, the HTML report and the Prefect artifact all show this
+one structure.
 
 A suite whose headlines are suite-wide (`task` '*') leads with those, and its per-task headlines
 make a second board (`Leaderboards.per_task`); a suite with per-task headlines only (RoadBench)
@@ -14,12 +15,12 @@ from __future__ import annotations
 import itertools
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from roadeval.benchmarks.suite import Headline
+from roadeval.benchmarks.vocabulary import TASK, Better, MetricInfo
 from roadeval.storage.records import MetricPairRow, MetricRow
 from roadeval.tasks.results.aggregate import ALL, SUITE_WIDE
-from roadeval.tasks.results.formats import decimals_for
+from roadeval.tasks.results.formats import SuiteRules, decimals_for
 
 
 def task_order(task: str) -> tuple[int, int, str]:
@@ -34,28 +35,66 @@ def variant_of(value: str | None) -> str:
 
 @dataclass(frozen=True)
 class Column:
-    """One headline number: `metric` of the suite-wide rows or of one task's, and which way is
-    better (None: neither)."""
+    """One headline number: `metric` of the suite-wide rows or of one task's, as its suite
+    describes it (`info`: label, description, which way is better), the task's name, and why
+    its values measure nothing when they come from a placeholder judge."""
 
     metric: str
     task: str
-    better: str | None = "higher"
+    info: MetricInfo = field(compare=False)
+    task_name: str = field(default="", compare=False)
+    placeholder: str | None = field(default=None, compare=False)
+
+    @property
+    def better(self) -> Better | None:
+        return self.info.better
 
     @property
     def label(self) -> str:
-        return self.metric if self.task == SUITE_WIDE else f"{self.task} {self.metric}"
+        """Short: the metric's label, after its task's code on a per-task column ('1 F1')."""
+        return self.info.label if self.task == SUITE_WIDE else f"{self.task} {self.info.label}"
+
+    @property
+    def heading(self) -> str:
+        """The label with the better direction's arrow ('1 F1 ↑')."""
+        return f"{self.label} {self.info.arrow}".rstrip()
+
+    @property
+    def title(self) -> str:
+        """Long: what the column is ('task 1, BEV lane counting: F1')."""
+        if self.task == SUITE_WIDE:
+            return self.info.label
+        named = f", {self.task_name}" if self.task_name else ""
+        return f"task {self.task}{named}: {self.info.label}"
+
+    @property
+    def legend(self) -> str:
+        """One line on the column: its task, what it measures, which way is better, and a
+        placeholder's reason ('1 F1 ↑: task 1 (BEV lane counting), F1 over ...; higher is
+        better')."""
+        parts = [self.info.description or self.info.label]
+        if self.task != SUITE_WIDE:
+            named = f" ({self.task_name})" if self.task_name else ""
+            parts.insert(0, f"task {self.task}{named}")
+        parts = [", ".join(parts), self.info.direction]
+        if self.placeholder:
+            parts.append(self.placeholder)
+        return f"{self.heading}: " + "; ".join(parts)
 
 
 @dataclass(frozen=True)
 class Cell:
-    """A model's value in a column, over `n` items, with its interval when one was computed and
-    the models whose difference from it is not significant (none when no pairs were landed)."""
+    """A model's value in a column, over `n` items, with its interval when one was computed,
+    the models whose difference from it is not significant (none when no pairs were landed),
+    and its rank in the column (1: best by the column's direction; equal values share a rank;
+    None in a column without direction)."""
 
     value: float
     n: int
     ci_low: float | None = None
     ci_high: float | None = None
     tied_with: tuple[str, ...] = ()
+    rank: int | None = None
 
 
 @dataclass(frozen=True)
@@ -81,8 +120,7 @@ class Standing:
 
 @dataclass(frozen=True)
 class Board:
-    """Rows of models under columns, best first by the first column that says which way is
-    better."""
+    """Rows of models under columns (`ORDER_RULE`), each cell with its rank in its column."""
 
     suite: str
     variant: str
@@ -100,36 +138,52 @@ class Leaderboards:
     pairs: tuple[MetricPairRow, ...] = field(default_factory=tuple)
 
 
+def column(rules: SuiteRules, suite: str, metric: str, task: str) -> Column:
+    """`metric` of `task` of `suite`, as the suite describes it."""
+    vocabulary = rules.vocabulary(suite)
+    return Column(
+        metric,
+        task,
+        vocabulary.metric(metric),
+        vocabulary.task_name(task),
+        rules.placeholder(suite, metric),
+    )
+
+
 def _columns(
-    present: Collection[tuple[str, str]], headlines: Sequence[Headline]
+    rules: SuiteRules, suite: str, present: Collection[tuple[str, str]]
 ) -> tuple[list[Column], list[Column]]:
-    """(suite-wide, per-task) columns of the headlines that have rows."""
-    tasks = sorted({task for task, _ in present if task != SUITE_WIDE}, key=task_order)
+    """(suite-wide, per-task) columns of the suite's headlines that have rows, tasks in the
+    suite's order."""
+    vocabulary = rules.vocabulary(suite)
+    tasks = vocabulary.ordered(TASK, {task for task, _ in present if task != SUITE_WIDE})
     wide: list[Column] = []
     per_task: list[Column] = []
-    for headline in headlines:
+    for headline in rules.headlines().get(suite, ()):
         if headline.task == SUITE_WIDE:
             if (SUITE_WIDE, headline.metric) in present:
-                wide.append(Column(headline.metric, SUITE_WIDE, headline.better))
+                wide.append(column(rules, suite, headline.metric, SUITE_WIDE))
             continue
         chosen = tasks if headline.task == "" else [headline.task]
         per_task.extend(
-            Column(headline.metric, task, headline.better)
+            column(rules, suite, headline.metric, task)
             for task in chosen
             if (task, headline.metric) in present
         )
-    per_task.sort(key=lambda column: task_order(column.task))
+    position = {task: at for at, task in enumerate(tasks)}
+    per_task.sort(key=lambda c: position.get(c.task, len(position)))
     return wide, per_task
 
 
-def _fallback(present: Collection[tuple[str, str]], counts: Collection[str]) -> list[Column]:
+def _fallback(rules: SuiteRules, suite: str, present: Collection[tuple[str, str]]) -> list[Column]:
     """For a suite with no headline that has rows (one not installed here): its suite-wide
     metrics, else every task's, counts left out."""
+    counts = rules.counts().get(suite, frozenset())
     wide = sorted(m for t, m in present if t == SUITE_WIDE and m not in counts)
     if wide:
-        return [Column(metric, SUITE_WIDE, None) for metric in wide]
+        return [column(rules, suite, metric, SUITE_WIDE) for metric in wide]
     return [
-        Column(m, t, None)
+        column(rules, suite, m, t)
         for t, m in sorted(present, key=lambda key: (task_order(key[0]), key[1]))
         if m not in counts
     ]
@@ -169,34 +223,62 @@ def _board(
         rows.append(
             Standing(model, tuple(cells), health.get((suite, model, variant)), model in baselines)
         )
-    # Best first by the first column with a direction; models without a value last.
-    ranked = next((i for i, c in enumerate(columns) if c.better is not None), None)
-    if ranked is not None:
-        sign = -1.0 if columns[ranked].better == "higher" else 1.0
+    unranked = len(rows) + 1  # after every rank: no value, or a column without direction
 
-        def rank(row: Standing) -> tuple[bool, float, str]:
-            cell = row.cells[ranked]
-            return (cell is None, 0.0 if cell is None else sign * cell.value, row.model)
+    def order(row: Standing) -> tuple[tuple[int, ...], str]:
+        ranks = (cell.rank if cell and cell.rank else unranked for cell in row.cells)
+        return (tuple(ranks), row.model)
 
-        rows.sort(key=rank)
-    return Board(suite, variant, tuple(columns), tuple(rows))
+    return Board(suite, variant, tuple(columns), tuple(sorted(_ranked(columns, rows), key=order)))
+
+
+def _ranked(columns: Sequence[Column], rows: Sequence[Standing]) -> list[Standing]:
+    """The rows with each cell's rank in its column (a column with a direction): 1 for the
+    best value, equal values sharing a rank (1, 1, 3)."""
+    ranks: dict[tuple[int, str], int] = {}
+    for at, col in enumerate(columns):
+        if col.better is None:
+            continue
+        keys = {
+            row.model: col.info.sort_key(cell.value)
+            for row in rows
+            if (cell := row.cells[at]) is not None
+        }
+        for model, key in keys.items():
+            ranks[(at, model)] = 1 + sum(other < key for other in keys.values())
+    return [
+        replace(
+            row,
+            cells=tuple(
+                None if cell is None else replace(cell, rank=ranks.get((at, row.model)))
+                for at, cell in enumerate(row.cells)
+            ),
+        )
+        for row in rows
+    ]
+
+
+# How a board's rows are ordered, as the report and `show` state it.
+ORDER_RULE = (
+    "rows: by rank in the first column, then (for models without it) in the next, and so on; "
+    "#k beside a value: its rank in its column (1 = best, by the column's arrow)"
+)
 
 
 def leaderboards(
     metrics: Sequence[MetricRow],
-    headlines: Mapping[str, Sequence[Headline]],
+    rules: SuiteRules,
     *,
-    counts: Mapping[str, Collection[str]] | None = None,
     health: Mapping[tuple[str, str, str], ItemHealth] | None = None,
     baselines: Collection[str] = (),
     pairs: Sequence[MetricPairRow] = (),
     variant: str = "",
 ) -> list[Leaderboards]:
-    """One `Leaderboards` per suite with metrics of `variant`, in suite order. `headlines` and
-    `counts` (the count metrics, left out of a fallback board) are per suite; `health` is keyed
-    by (suite, model, variant); `baselines` names the models that are built-in baselines."""
+    """One `Leaderboards` per suite with metrics of `variant`, in suite order: the suites'
+    headlines, counts (left out of a fallback board) and vocabularies come from `rules`;
+    `health` is keyed by (suite, model, variant); `baselines` names the models that are
+    built-in baselines."""
     health = health or {}
-    counts = counts or {}
     found: list[Leaderboards] = []
     rows = [m for m in metrics if m.slice == ALL and variant_of(m.variant) == variant]
     for suite in sorted({m.suite for m in rows}):
@@ -207,9 +289,9 @@ def leaderboards(
             {m.model for m in mine}
             | {model for (s, model, v) in health if s == suite and v == variant}
         )
-        wide, per_task = _columns(present, headlines.get(suite, ()))
+        wide, per_task = _columns(rules, suite, present)
         if not wide and not per_task:
-            wide = _fallback(present, counts.get(suite, ()))
+            wide = _fallback(rules, suite, present)
         suite_pairs = tuple(
             p for p in pairs if p.suite == suite and variant_of(p.variant) == variant
         )

@@ -135,15 +135,23 @@ class CompactionRecord(_Record):
 
 
 class HeadlineMethod(_Record):
-    """How one headline metric's intervals were computed: `task` '*' (suite-wide) or '' (each
-    task that has it); `method` wilson, percentile bootstrap, or none (the suite declares no
-    statistic for it); `strata`: what the bootstrap resamples within."""
+    """How one headline metric's intervals were computed: `task` '*' (suite-wide) or the task
+    (or '', each task, for a headline without a statistic); `method` wilson, percentile
+    bootstrap, cluster percentile bootstrap (whole clusters of items drawn: `clusters` of them,
+    called `unit`), or none (the suite declares no statistic for it); `strata`: what the
+    bootstrap resamples within; `items`: the items it was computed over."""
 
     suite: str
     task: str
     metric: str
     method: str
     strata: list[str] = Field(default_factory=list)
+    # The items shown blind ('blind') or as released ('').
+    variant: str = ""
+    items: int = 0
+    # None where the items were drawn one by one.
+    clusters: int | None = None
+    unit: str = ""
 
 
 class IntervalsRecord(_Record):
@@ -155,6 +163,8 @@ class IntervalsRecord(_Record):
     proportion_method: str
     bootstrap_method: str
     paired_method: str
+    # Where the items are clustered: the intervals', and the pairs' (paired by cluster).
+    cluster_method: str = ""
     resamples: int
     seed: int
     headlines: list[HeadlineMethod] = Field(default_factory=list)

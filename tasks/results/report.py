@@ -15,8 +15,16 @@ from rich.table import Table
 from roadeval.storage.records import EVERY_METRIC, MetricPairRow, MetricRow
 from roadeval.tasks.results.ablation import BlindTable, blind_tables
 from roadeval.tasks.results.aggregate import ALL, SUITE_WIDE
-from roadeval.tasks.results.formats import MISSING, SuiteRules, decimals_for, format_interval
+from roadeval.tasks.results.formats import (
+    MISSING,
+    SuiteRules,
+    decimals_for,
+    format_interval,
+    judge_placeholder,
+)
+from roadeval.tasks.results.interval_legend import interval_legend
 from roadeval.tasks.results.leaderboard import (
+    ORDER_RULE,
     Board,
     Cell,
     Column,
@@ -29,7 +37,8 @@ from roadeval.tasks.results.leaderboard import (
     task_order,
     variant_of,
 )
-from roadeval.tasks.results.manifest import PairCounts, RunManifest, shown_as
+from roadeval.tasks.results.manifest import IntervalsRecord, PairCounts, RunManifest, shown_as
+from roadeval.tasks.shard.counts import COUNT_HEADINGS
 
 
 def _task_order(key: tuple[str, ...]) -> tuple[tuple[int, int, str], tuple[str, ...]]:
@@ -104,7 +113,21 @@ def slice_tables(metrics: Sequence[MetricRow], rules: SuiteRules) -> list[Table]
         hidden = sorted(
             label for label, vals in values_per_label.items() if len(vals) > MAX_SLICE_VALUES
         )
-        for key in sorted(cells, key=_task_order):
+        vocabulary = rules.vocabulary(suite)
+        # Each label's values in their natural order (easy, medium, hard), not alphabetical.
+        position = {
+            (label, value): at
+            for label, values in values_per_label.items()
+            for at, value in enumerate(vocabulary.ordered(label, values))
+        }
+
+        def natural(
+            key: tuple[str, str, str, str], at: dict[tuple[str, str], int] = position
+        ) -> tuple[object, ...]:
+            task, label, value, metric = key
+            return (task_order(task), label, at[(label, value)], metric)
+
+        for key in sorted(cells, key=natural):
             if key[1] not in hidden:
                 _, label, _, metric = key
                 places = decimals_for(cells[key].values())
@@ -122,34 +145,41 @@ def slice_tables(metrics: Sequence[MetricRow], rules: SuiteRules) -> list[Table]
 
 
 def _heading(column: Column) -> str:
-    arrow = {"higher": " ↑", "lower": " ↓"}.get(column.better or "", "")
-    return f"{column.label}{arrow}"
+    return column.heading + (" (placeholder judge)" if column.placeholder else "")
 
 
 def _cell_text(
     rules: SuiteRules, suite: str, column: Column, cell: Cell | None, places: int
 ) -> str:
+    """The value, its rank in the column (#1 is best), and its interval on a line of its own."""
     if cell is None:
         return MISSING
     text = rules.text(suite, column.metric, cell.value, ALL, places)
+    if cell.rank is not None:
+        text += f" #{cell.rank}"
     interval = format_interval(cell.ci_low, cell.ci_high)
-    return f"{text} {interval}" if interval else text
+    return f"{text}\n{interval}" if interval else text
+
+
+# The items beside a board's values: (ItemHealth field, the count it is, as headed).
+HEALTH_COLUMNS = tuple((name, COUNT_HEADINGS[name]) for name in ("unparsed", "abnormal", "errors"))
 
 
 def board_table(board: Board, rules: SuiteRules, title: str) -> Table:
-    """A board as a table: model, its headline values (with their intervals where computed),
-    and beside them the items whose answers were not read, read by a fallback, or errors."""
+    """A board as a table: model, its headline values (each with its rank in the column and
+    its interval where computed), and beside them the items whose answers were not read, read
+    by a fallback, or errors; under it, what each column is and how the rows are ordered."""
     table = Table(title=title, title_justify="left")
-    table.add_column("model")
+    table.add_column("model", no_wrap=True)
     for column in board.columns:
         table.add_column(escape(_heading(column)), justify="right")
     with_health = any(row.health is not None for row in board.rows)
     if with_health:
-        for heading in ("unparsed", "abnormal", "errors"):
+        for _, heading in HEALTH_COLUMNS:
             table.add_column(heading, justify="right")
     places = column_decimals(board)
     for row in board.rows:
-        name = escape(row.model) + (" (baseline)" if row.baseline else "")
+        name = escape(row.model) + ("\n(baseline)" if row.baseline else "")
         cells = [
             _cell_text(rules, board.suite, c, v, p)
             for c, v, p in zip(board.columns, row.cells, places, strict=True)
@@ -157,12 +187,17 @@ def board_table(board: Board, rules: SuiteRules, title: str) -> Table:
         if with_health:
             health = row.health
             cells += (
-                [str(health.unparsed), str(health.abnormal), str(health.errors)]
+                [str(getattr(health, name)) for name, _ in HEALTH_COLUMNS]
                 if health is not None
-                else [MISSING] * 3
+                else [MISSING] * len(HEALTH_COLUMNS)
             )
         table.add_row(name, *cells)
     return table
+
+
+def board_legend(board: Board) -> list[str]:
+    """What each column of a board is, which way is better, and how its rows are ordered."""
+    return [*(column.legend for column in board.columns), ORDER_RULE]
 
 
 def _ties_caption(boards: Leaderboards) -> str | None:
@@ -186,19 +221,32 @@ def _ties_caption(boards: Leaderboards) -> str | None:
 
 
 def leaderboard_tables(
-    found: Sequence[Leaderboards], rules: SuiteRules, *, detail: bool = False
+    found: Sequence[Leaderboards],
+    rules: SuiteRules,
+    *,
+    detail: bool = False,
+    intervals: IntervalsRecord | None = None,
 ) -> list[Table]:
-    """Each suite's leaderboard; with `detail`, its per-task headlines too."""
+    """Each suite's leaderboard with its legend and what its intervals are (from `intervals`,
+    the manifest's record); with `detail`, its per-task headlines too."""
     tables: list[Table] = []
     for boards in found:
         lead = board_table(boards.lead, rules, f"{boards.suite}: leaderboard")
-        caption = _ties_caption(boards)
+        lines = [
+            *board_legend(boards.lead),
+            interval_legend(intervals, boards.suite),
+            _ties_caption(boards),
+        ]
+        caption = "\n".join(line for line in lines if line)
         if caption:
             lead.caption = escape(caption)
             lead.caption_justify = "left"
         tables.append(lead)
         if detail and boards.per_task is not None:
-            tables.append(board_table(boards.per_task, rules, f"{boards.suite}: per task"))
+            per_task = board_table(boards.per_task, rules, f"{boards.suite}: per task")
+            per_task.caption = escape("\n".join(board_legend(boards.per_task)))
+            per_task.caption_justify = "left"
+            tables.append(per_task)
     return tables
 
 
@@ -220,16 +268,16 @@ def blind_table(found: BlindTable, rules: SuiteRules) -> Table:
     return table
 
 
-# Health columns: (heading, count name). "requests" counts HTTP requests, retries included.
-_HEALTH_COLUMNS = (
-    ("items", "items"),
-    ("calls", "calls"),
-    ("cached", "cached"),
-    ("errors", "errors"),
-    ("requests", "requests"),
-    ("abnormal", "abnormal"),
-    ("unparsed", "unparsed"),
-    ("re-asks", "reasks"),
+# The run health table's counts, each headed by what it counts (`COUNT_HEADINGS`).
+_HEALTH_COUNTS = (
+    "items",
+    "calls",
+    "cached",
+    "errors",
+    "requests",
+    "abnormal",
+    "unparsed",
+    "reasks",
 )
 
 
@@ -243,22 +291,21 @@ def health_table(counts: Sequence[PairCounts]) -> Table:
     table = Table(title="run health", title_justify="left")
     table.add_column("suite")
     table.add_column("model")
-    for heading, _ in _HEALTH_COLUMNS:
-        table.add_column(heading, justify="right")
+    headings = [COUNT_HEADINGS[name] for name in _HEALTH_COUNTS]
     if judged:
-        for heading in ("judge calls", "judge cached", "unscored"):
-            table.add_column(heading, justify="right")
+        headings += [COUNT_HEADINGS[n] for n in ("judge_calls", "judge_cached", "unscored")]
     if scorer_failed:
-        table.add_column("scorer errors", justify="right")
+        headings.append(COUNT_HEADINGS["scorer_errors"])
     if stopped:
-        table.add_column("not finished", justify="right")
-    table.add_column("cost USD", justify="right")
+        headings.append("items not finished")
+    for heading in [*headings, "cost USD"]:
+        table.add_column(heading, justify="right")
     for c in counts:
         cost = f"{c.cost_usd:.4f}"
         if not c.cost_known:
             # No price in LiteLLM's map and none in the panel: unknown, which is not zero.
             cost = "unpriced" if c.cost_usd == 0 else f"≥{cost} (some unpriced)"
-        cells = [str(getattr(c, name)) for _, name in _HEALTH_COLUMNS]
+        cells = [str(getattr(c, name)) for name in _HEALTH_COUNTS]
         if judged:
             cells += [str(c.judge_calls), str(c.judge_cached), str(c.unscored)]
         if scorer_failed:
@@ -275,6 +322,11 @@ def manifest_health(manifest: RunManifest) -> dict[tuple[str, str, str], ItemHea
         (c.suite, c.model, c.variant): ItemHealth(c.unparsed, c.abnormal, c.errors)
         for c in manifest.counts
     }
+
+
+def run_rules(manifest: RunManifest) -> SuiteRules:
+    """The printing rules of a run's suites, with its judge's placeholder reason if any."""
+    return SuiteRules((s.name for s in manifest.suites), judge_placeholder(manifest))
 
 
 def manifest_baselines(manifest: RunManifest) -> set[str]:
@@ -294,16 +346,15 @@ def print_leaderboards(
     baselines: Collection[str],
     pairs: Sequence[MetricPairRow] = (),
     detail: bool = False,
+    intervals: IntervalsRecord | None = None,
 ) -> None:
-    """The leaderboard per suite, then the blind ablation where the run has one; with
-    `detail`, each suite's per-task headlines, its metrics per task and per slice."""
-    headlines, counts = rules.headlines(), rules.counts()
-    found = leaderboards(
-        metrics, headlines, counts=counts, health=health, baselines=baselines, pairs=pairs
-    )
-    for table in leaderboard_tables(found, rules, detail=detail):
+    """The leaderboard per suite (with what its intervals are, from the manifest's
+    `intervals`), then the blind ablation where the run has one; with `detail`, each suite's
+    per-task headlines, its metrics per task and per slice."""
+    found = leaderboards(metrics, rules, health=health, baselines=baselines, pairs=pairs)
+    for table in leaderboard_tables(found, rules, detail=detail, intervals=intervals):
         console.print(table)
-    for blind in blind_tables(metrics, headlines, counts=counts, baselines=baselines):
+    for blind in blind_tables(metrics, rules, baselines=baselines):
         console.print(blind_table(blind, rules))
     if detail:
         for table in [*metric_tables(metrics, rules), *slice_tables(metrics, rules)]:
@@ -321,7 +372,7 @@ def print_report(
 ) -> None:
     """A run's summary: its leaderboards (and with `detail` every metric), its health, and a
     line per suite x model for what went wrong. `health` defaults to the manifest's counts."""
-    rules = SuiteRules(s.name for s in manifest.suites)
+    rules = run_rules(manifest)
     print_leaderboards(
         console,
         metrics,
@@ -330,6 +381,7 @@ def print_report(
         baselines=manifest_baselines(manifest),
         pairs=pairs,
         detail=detail,
+        intervals=manifest.intervals,
     )
     console.print(health_table(manifest.counts))
     for c in manifest.counts:

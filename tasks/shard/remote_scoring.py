@@ -22,15 +22,16 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.judging import JudgeReply, JudgeRequest
 from roadeval.benchmarks.messages import ImageRef
 from roadeval.benchmarks.output import ModelOutput
 from roadeval.benchmarks.suite import ItemScore, ParsedAnswer, Suite, shipped_images
+from roadeval.bounds import Bound
 from roadeval.storage.store import LocalStore, Store, StoreError
 from roadeval.tasks.calls.stopping import StopSignal
 from roadeval.tasks.requests.request import ModelCall
@@ -44,6 +45,17 @@ _log = logging.getLogger(__name__)
 # Ray's own object store, kept small: batches are items and scores (and a judged item's few
 # images), and the store spills to disk past it.
 OBJECT_STORE_BYTES = 256 * 2**20
+
+
+# The ranges of `scoring:`'s numbers (`roadeval.bounds`).
+NUM_CPUS = Bound(
+    1, 256, "local Ray's CPUs: past 256 its workers outnumber the machine's cores, costing memory"
+)
+SCORING_BATCH = Bound(
+    1,
+    100_000,
+    "items per Ray task: a task of more carries more than a suite, all in one worker's memory",
+)
 
 
 class ScoringEngine(StrEnum):
@@ -60,8 +72,12 @@ class ScoringConfig(BaseModel):
     address: str | None = Field(
         default=None, description="an existing Ray cluster: host:port (its GCS), or ray://host:port"
     )
-    num_cpus: int | None = Field(default=None, ge=1, description="local Ray's CPUs (all)")
-    batch_size: int = Field(default=64, ge=1, description="items per Ray task")
+    num_cpus: Annotated[int, AfterValidator(NUM_CPUS)] | None = Field(
+        default=None, description="local Ray's CPUs (all)"
+    )
+    batch_size: Annotated[int, AfterValidator(SCORING_BATCH)] = Field(
+        default=64, description="items per Ray task"
+    )
 
     @field_validator("address")
     @classmethod

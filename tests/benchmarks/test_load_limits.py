@@ -171,8 +171,15 @@ def test_every_suite_takes_the_limits_as_options() -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"max_text_chars": 0}, "option max_text_chars must be a positive integer, got 0"),
-        ({"max_row_bytes": "64M"}, "option max_row_bytes must be a positive integer, got '64M'"),
+        (
+            {"max_text_chars": 0},
+            "option max_text_chars must be a positive integer up to 1,073,741,824, got 0",
+        ),
+        (
+            {"max_row_bytes": "64M"},
+            "option max_row_bytes must be a positive integer up to 1,073,741,824, got '64M'",
+        ),
+        ({"max_row_bytes": 2**40}, "option max_row_bytes must be a positive integer up to"),
         ({"max_depth": True}, "option max_depth must be a positive integer up to 512, got True"),
         ({"max_depth": 10_000}, "option max_depth must be a positive integer up to 512"),
     ],

@@ -11,7 +11,9 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,12 @@ import pytest
 import yaml
 
 from roadeval.deployments import demo
-from roadeval.flows.panel_deployments import Kind, PanelDeployment, panel_deployments
+from roadeval.flows.panel_deployments import (
+    Kind,
+    PanelDeployment,
+    cron_problem,
+    panel_deployments,
+)
 
 from support import orchestrators
 from support.cli_process import run_cli, wait_until
@@ -166,14 +173,88 @@ def test_deploy_refuses_a_server_that_does_not_answer() -> None:
     assert "Traceback" not in result.output
 
 
+class _RecordingApi:
+    """A stand-in Prefect API that records every request it gets and answers each 404: where
+    `deploy` would register, it shows whether anything was asked at all."""
+
+    def __init__(self) -> None:
+        self.requests: list[str] = []
+        recorder = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _answer(self) -> None:
+                recorder.requests.append(f"{self.command} {self.path}")
+                self.send_response(404)
+                self.send_header("content-length", "0")
+                self.end_headers()
+
+            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _answer
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/api"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize(
+    ("cron", "expected"),
+    [
+        (
+            "0 0 3 * * 1",
+            "--cron '0 0 3 * * 1' has 6 fields, not the 5 of a cron line (minute hour "
+            "day-of-month month day-of-week, e.g. '0 3 * * 1'); Prefect would take the last as "
+            "seconds and the first five as minute to day-of-week ('0 0 3 * * 1' runs at 00:00:01 "
+            "on the 3rd of each month)",
+        ),
+        ("61 3 * * 1", "--cron '61 3 * * 1': bad minute (minute hour day-of-month"),
+        ("0 24 * * 1", "--cron '0 24 * * 1': bad hour"),
+        ("0 3 30 2 *", "--cron '0 3 30 2 *': bad day-of-month"),
+        ("0 3 * * funday", "--cron '0 3 * * funday': bad day-of-week"),
+        ("*/0 3 * * *", "--cron '*/0 3 * * *': bad minute"),
+        ("@weekly", "--cron '@weekly' has 1 fields, not the 5 of a cron line"),
+        ("garbage in", "--cron 'garbage in' has 2 fields"),
+    ],
+)
+def test_a_cron_line_that_is_not_five_valid_fields_registers_nothing(
+    tmp_path: Path, cron: str, expected: str
+) -> None:
+    """Refused before the Prefect server is asked anything: not even its health."""
+    api = _RecordingApi()
+    try:
+        with orchestrators.prefect_api(api.url):
+            result = invoke("deploy", "--panel", DEMO_PANEL, "--cron", cron)
+    finally:
+        api.close()
+    assert result.exit_code == 2, result.output
+    assert " ".join(result.output.split()).startswith(f"error: {expected}"), result.output
+    assert "Traceback" not in result.output
+    assert api.requests == []
+
+
+def test_every_declared_schedule_is_a_five_field_cron_line() -> None:
+    """The same check holds for deployments made in code (the demo's) and for prefect.yaml."""
+    with pytest.raises(ValueError, match=r"cron '0 0 3 \* \* 1' has 6 fields"):
+        panel_deployments(DEMO_PANEL, "six", cron="0 0 3 * * 1")
+    declared = yaml.safe_load((REPO / "prefect.yaml").read_text())
+    crons = [s["cron"] for d in declared["deployments"] for s in d.get("schedules") or []]
+    assert crons and all(cron_problem(cron) is None for cron in crons), crons
+    assert all(cron_problem(s.cron) is None for s in demo.deployments() if s.cron is not None)
+
+
 @pytest.mark.usefixtures("under_prefect")
 def test_bad_deploy_options_are_one_line_errors(tmp_path: Path) -> None:
     cases = [
         (["--panel", str(tmp_path / "missing.yaml")], "missing.yaml: no such panel file"),
-        (["--panel", DEMO_PANEL, "--cron", "every monday"], "--cron 'every monday': not a cron"),
+        (["--panel", DEMO_PANEL, "--cron", "every monday"], "--cron 'every monday' has 2 fields"),
         (["--panel", DEMO_PANEL, "--timezone", "Mars/Olympus"], "not a time zone"),
         (["--panel", "bundled:nope"], "bundled:nope: no such bundled panel"),
-        (["--panel", DEMO_PANEL, "--budget-usd", "0"], "--budget-usd must be a positive"),
+        (["--panel", DEMO_PANEL, "--budget-usd", "0"], "--budget-usd: 0 is not more than 0"),
         (["--panel", DEMO_PANEL, "--list"], "--list takes no --panel"),
         (["--panel", "ftp://host/p.yaml"], "not this scheme"),
     ]

@@ -100,5 +100,5 @@ def test_budget_must_be_positive(tmp_path: Path, server: ModelServer) -> None:
     panel = _panel(tmp_path, server, "zero")
     result = invoke("campaign", "--panel", str(panel), "--budget-usd", "0")
     assert result.exit_code == 2
-    assert "--budget-usd must be a positive amount" in result.output
+    assert "--budget-usd: 0 is not more than 0: a cap in USD" in " ".join(result.output.split())
     assert server.hits == []

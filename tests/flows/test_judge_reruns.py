@@ -89,7 +89,7 @@ def test_an_item_whose_judge_call_failed_is_judged_again_by_the_next_run(
     server.rules["vl-judge"] = lambda body, hit: Reply(VERDICT)
     second = _run(panel, store)
     assert second.exit_code == 0, second.output
-    assert "item scores copied, 0 model calls and 1 judge call made" in second.output
+    assert "items' scores copied, 0 model calls and 1 judge call made" in second.output
     assert "judge call failed" not in second.output
     # The judge is asked once, about that item alone; the model under test not at all.
     assert [_graded(body) for body in server.hits_for("vl-judge")] == failing

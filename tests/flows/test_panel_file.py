@@ -237,5 +237,8 @@ def test_intervals_take_resamples_and_a_seed_and_refuse_too_few_resamples(tmp_pa
     (tmp_path / "p.yaml").write_text(base + "intervals: {resamples: 2000, seed: 7}\n")
     assert load_panel(tmp_path / "p.yaml").intervals.model_dump() == {"resamples": 2000, "seed": 7}
     (tmp_path / "p.yaml").write_text(base + "intervals: {resamples: 10}\n")
-    with pytest.raises(PanelError, match=r"intervals\.resamples: Input should be greater"):
+    with pytest.raises(
+        PanelError,
+        match=r"intervals\.resamples: 10 is less than 100, the least it may be: bootstrap",
+    ):
         load_panel(tmp_path / "p.yaml")

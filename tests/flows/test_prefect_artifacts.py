@@ -37,23 +37,37 @@ def test_a_leaderboard_is_a_row_per_model_of_the_headline_metrics_best_first() -
         _row("v2xqa", "*", "a", "accuracy", 0.7),
     ]
     health = {("trip", "a", ""): ItemHealth(unparsed=2, abnormal=0, errors=1)}
+    # Headed as the report heads them: the suite's label and which way is better; the items
+    # beside them named for what they count.
     assert leaderboard(metrics, "trip", health, baselines={"b"}) == [
-        {"model": "b", "accuracy": 0.5, "modality_penalty": None, "baseline": True},
+        {"model": "b", "accuracy ↑": 0.5, "modality penalty ↓": None, "baseline": True},
         {
             "model": "a",
-            "accuracy": 0.25,
-            "modality_penalty": 0.1235,
+            "accuracy ↑": 0.25,
+            "modality penalty ↓": 0.1235,
             "baseline": False,
-            "unparsed": 2,
-            "abnormal": 0,
-            "errors": 1,
+            "unread answers": 2,
+            "abnormal answers": 0,
+            "items in error": 1,
         },
     ]
 
 
 def test_a_suite_with_per_task_headlines_shows_each_task() -> None:
     metrics = [_row("roadbench", "1", "m", "accuracy", 0.5), _row("roadbench", "3", "m", "f1", 1)]
-    assert leaderboard(metrics, "roadbench") == [{"model": "m", "1 accuracy": 0.5, "3 f1": 1.0}]
+    assert leaderboard(metrics, "roadbench") == [{"model": "m", "1 accuracy ↑": 0.5, "3 F1 ↑": 1.0}]
+
+
+def test_a_placeholder_judges_scores_are_marked() -> None:
+    metrics = [
+        _row("stride", "*", "m", "judge_score", 5.0),
+        _row("stride", "*", "m", "traj_ade", 9),
+    ]
+    why = "judged by an offline placeholder judge"
+    assert leaderboard(metrics, "stride", placeholder=why) == [
+        {"model": "m", "judge score ↑ (placeholder judge)": 5.0, "trajectory ADE ↓": 9}
+    ]
+    assert leaderboard(metrics, "stride")[0]["judge score ↑"] == 5.0
 
 
 def test_a_suite_not_installed_shows_its_suite_wide_metrics() -> None:

@@ -5,21 +5,26 @@ counts as integers; bad input is one line and exit 2."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from roadeval.benchmarks.registry import load_suite
+from roadeval.benchmarks.registry import get_suite, load_suite
 from roadeval.storage.catalog import query
 from roadeval.storage.store import open_store
+from roadeval.tasks.results.formats import SuiteRules
 
 from support.cli_process import ROADEVAL
-from support.html_tables import read_page
+from support.html_tables import Page, read_page
 from support.orchestrators import no_prefect_api
 from support.trip_panel import invoke, query_csv, trip_gold, write_panel
 
@@ -81,43 +86,57 @@ def _leaderboard_cells(html: str) -> dict[tuple[str, str, str, str], tuple[str, 
     return cells
 
 
-def test_the_report_opens_offline_in_chromium_and_shows_the_stores_numbers(
-    demo: Demo, tmp_path: Path
-) -> None:
+@contextmanager
+def _chromium(page_file: Path, width: int = 1280) -> Iterator[tuple[Any, list[str], list[str]]]:
+    """The report opened in headless Chromium: the page, its console errors, its requests."""
     chromium = shutil.which("chromium")
     if chromium is None:
         pytest.skip("no chromium on this machine: `apt-get install -y chromium` (.ci/run does)")
     from playwright.sync_api import sync_playwright
 
-    page_file = demo.store / "reports" / f"{demo.run_id}.html"
-    url = page_file.resolve().as_uri()
     errors: list[str] = []
     requests: list[str] = []
-    shot = tmp_path / "report.png"
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
         try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page = browser.new_page(viewport={"width": width, "height": 900})
             page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
             page.on("pageerror", lambda e: errors.append(str(e)))
             page.on("request", lambda r: requests.append(r.url))
-            page.goto(url, wait_until="load")
-            page.screenshot(path=str(shot), full_page=True)
-            html = page.content()
-            # The one script sorts: a click on trip's accuracy orders its rows ascending.
-            heading = page.locator("table.leaderboard", has_text="trip: leaderboard").locator(
-                "th", has_text="accuracy"
-            )
-            heading.first.click()
-            order = page.locator(
-                "table.leaderboard:has(caption:text-is('trip: leaderboard')) "
-                "td[data-metric='accuracy']"
-            ).evaluate_all("cells => cells.map(c => parseFloat(c.dataset.value))")
+            page.goto(page_file.resolve().as_uri(), wait_until="load")
+            yield page, errors, requests
         finally:
             browser.close()
+
+
+def test_the_report_opens_offline_in_chromium_and_shows_the_stores_numbers(
+    demo: Demo, tmp_path: Path
+) -> None:
+    page_file = demo.store / "reports" / f"{demo.run_id}.html"
+    url = page_file.resolve().as_uri()
+    shot = tmp_path / "report.png"
+    with _chromium(page_file) as (page, errors, requests):
+        page.screenshot(path=str(shot), full_page=True)
+        html = page.content()
+        # The one script sorts: a click on trip's accuracy orders its rows ascending.
+        heading = page.locator("table.leaderboard", has_text="trip: leaderboard").locator(
+            "th", has_text="accuracy"
+        )
+        heading.first.click()
+        order = page.locator(
+            "table.leaderboard:has(caption:text-is('trip: leaderboard')) td[data-metric='accuracy']"
+        ).evaluate_all("cells => cells.map(c => parseFloat(c.dataset.value))")
+        # RoadBench's wide board scrolls inside the page, its model column stays in view.
+        wrap = page.locator(
+            ".table-wrap", has=page.locator("caption", has_text="roadbench: leaderboard")
+        )
+        wrap.evaluate("w => { w.scrollLeft = w.scrollWidth; }")
+        model = wrap.locator("tbody tr td").first.bounding_box()
+        box = wrap.bounding_box()
     assert errors == []
     assert requests == [url]  # the page itself, nothing else
     assert shot.stat().st_size > 10_000
+    assert model is not None and box is not None and abs(model["x"] - box["x"]) < 2
     assert order == sorted(order) and len(order) == 2
 
     shown = _leaderboard_cells(html)
@@ -350,12 +369,251 @@ def test_show_prints_intervals_ties_health_and_the_blind_ablation(tmp_path: Path
     result = invoke("show", RUN, "--store", str(store))
     assert result.exit_code == 0, result.output
     out = result.output
-    row = next(line for line in out.splitlines() if line.startswith("│ model-b"))
-    # Its value with its interval, and beside it (from the store) 1 unparsed, 0 abnormal, 1 error.
-    assert re.search(r"│\s+0\.580 \[0\.470, 0\.680\] │.*│\s+1 │\s+0 │\s+1 │$", row), row
+    lines = out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("│ model-b"))
+    # Its value and rank, its interval under it, and beside it (from the store) 1 unparsed,
+    # 0 abnormal, 1 error.
+    assert re.search(r"│\s+0\.580 #2 │.*│\s+1 │\s+0 │\s+1 │$", lines[at]), lines[at]
+    assert "[0.470, 0.680]" in lines[at + 1]
     caption = " ".join(out.split())
     assert "from the next model: model-a ≈ model-b on accuracy; 1 such pairs in all" in caption
     assert "trip: with vision and blind" in out
     assert re.search(r"│ model-a\s+│ accuracy │\s+0\.620 │\s+0\.410 │\s+\+0\.210 │", out), out
-    assert "modality_penalty │       0.100 │     — │" not in out  # not measured blind
+    assert "modality penalty │       0.100 │     — │" not in out  # not measured blind
     assert "no report yet: roadeval report " + RUN in out
+
+
+def _page(store: Path, run_id: str) -> tuple[str, Page]:
+    html = (store / "reports" / f"{run_id}.html").read_text(encoding="utf-8")
+    return html, read_page(html)
+
+
+def test_heatmaps_show_n_natural_orders_full_names_and_scales_that_cover_them(demo: Demo) -> None:
+    _, page = _page(demo.store, demo.run_id)
+    maps = [f for f in page.figures if "data-columns" in f.attrs]
+    assert len(maps) >= 10
+    for figure in maps:
+        # The colour scale covers every value it colours, and its top end is labelled.
+        low, high = float(figure.attrs["data-scale-low"]), float(figure.attrs["data-scale-high"])
+        assert low <= float(figure.attrs["data-values-low"]), figure.caption
+        assert float(figure.attrs["data-values-high"]) <= high, figure.caption
+        assert any(t and float(t.replace("−", "-")) == high for t in figure.texts if _number(t))
+    # Each cell names the items it is over: TRIP by difficulty, as the store has them.
+    difficulty = page.figure("trip: accuracy by difficulty")
+    _, rows = query(
+        open_store(str(demo.store)),
+        "select n from metrics where run_id = "
+        f"'{demo.run_id}' and suite = 'trip' and slice = 'difficulty' and metric = 'correct'",
+    )
+    assert sorted(t for t in difficulty.texts if t.startswith("n=")) == sorted(
+        f"n={n}" for (n,) in rows
+    )
+    # Ordered categories in their natural order, not alphabetically.
+    assert json.loads(difficulty.attrs["data-columns"]) == ["easy", "medium", "hard"]
+    modality = page.figure("trip: accuracy by modality")
+    assert json.loads(modality.attrs["data-columns"]) == ["text", "image", "point cloud"]
+    assert json.loads(page.figure("v2xqa: accuracy by view").attrs["data-columns"]) == [
+        "VS",
+        "IS",
+        "CO",
+    ]
+    # Codes spelled out from the suite.
+    assert "VS1 Ego Static Scene" in page.figure("v2xqa: accuracy by task").texts
+    assert "EGO-TRA ego traverse distance" in page.figure("tbbench: accuracy (%) by task").texts
+    assert "VS vehicle side" in page.figure("v2xqa: accuracy by view").texts
+    # STRIDE's ADE (metres, lower is better): its bar reaches past its largest cell.
+    ade = page.figure("stride: trajectory ADE by task family")
+    assert float(ade.attrs["data-values-high"]) > 5 and "metres" in ade.texts
+    # RoadBench's F1, exact match, buffer F1 and accuracy: never on one colour scale.
+    roadbench = [f.attrs["data-metric"] for f in maps if f.attrs["data-suite"] == "roadbench"]
+    assert sorted(roadbench) == sorted({"f1", "exact_match", "buffer_f1@0.2", "accuracy"})
+
+
+def _number(text: str) -> bool:
+    return re.fullmatch(r"[−-]?\d+(\.\d+)?", text) is not None
+
+
+def test_the_placeholder_judge_is_marked_wherever_its_scores_show(demo: Demo) -> None:
+    _, page = _page(demo.store, demo.run_id)
+    board = page.table("stride: leaderboard")
+    judged = [c for row in board.rows for c in row if c.attrs.get("data-metric") == "judge_score"]
+    assert judged and all("placeholder judge" in c.text for c in judged)
+    assert all("midpoint" in c.attrs["data-placeholder"] for c in judged)
+    other = [c for row in board.rows for c in row if c.attrs.get("data-metric") == "traj_ade"]
+    assert other and not any("data-placeholder" in c.attrs for c in other)
+    assert "placeholder" in page.figure("stride: judge score by task family").caption
+    assert "placeholder" in page.figure("stride: judge score per item").caption
+    # The terminal: the run's own summary and `show`.
+    shown = invoke("show", "--store", str(demo.store))
+    for out in (demo.output, shown.output):
+        text = " ".join(out.split())
+        assert "judge score ↑ (placeholder judge)" in text
+        assert "roadeval/midpoint-judge), an offline placeholder judge" in text
+
+
+def test_counts_say_what_they_count(demo: Demo) -> None:
+    _, page = _page(demo.store, demo.run_id)
+    facts = {row[0].text: row[1].text for row in page.table("the run").rows}
+    manifest = json.loads((demo.store / "runs" / demo.run_id / "manifest.json").read_text())
+    items, scored = manifest["totals"]["items"], manifest["totals"]["scored"]
+    _, [(rows,)] = query(
+        open_store(str(demo.store)),
+        f"select count(*) from scores where run_id = '{demo.run_id}' and status = 'scored'",
+    )
+    # On main "items scored" was the score rows (761 in the demo, of 323 items).
+    assert facts["items scored"] == str(scored) and int(rows) > int(scored)
+    assert facts["items planned (each suite's items x its models)"] == str(items)
+    assert facts["score rows with a value (one per item, metric and sample)"] == str(rows)
+    health = page.table("health per suite and model (the run's counts)")
+    assert health.headers[2:6] == ["items planned", "items scored", "model calls", "answers reused"]
+    shown = " ".join(invoke("show", "--store", str(demo.store)).output.split())
+    for heading in ("items planned", "model calls", "unread answers"):
+        assert heading in shown, heading
+
+
+@dataclass(frozen=True)
+class Rerun:
+    store: Path
+    run_id: str
+
+
+@pytest.fixture(scope="module")
+def rerun(tmp_path_factory: pytest.TempPathFactory) -> Rerun:
+    """Two runs of a TRIP panel of two baselines; before the second, two image items whose gold
+    was A become B and two text items become A, so always-a's modality penalty (better lower)
+    rises: a worse model, though the number goes up."""
+    root = tmp_path_factory.mktemp("report-rerun")
+    source = get_suite("trip").generate_demo(root / "trip-src")
+    models = [
+        {"name": "always-a", "model": "roadeval/always-a"},
+        {"name": "random", "model": "roadeval/random", "params": {"seed": 0}},
+    ]
+    engines = {"scoring": {"engine": "local"}, "render": {"engine": "local"}}
+    panel = write_panel(root / "panel.yaml", source, models, **engines)
+    store = root / "store"
+    with no_prefect_api(root / "no-prefect-profiles" / "profiles.toml"):
+        first = invoke("run", "--panel", str(panel), "--store", str(store))
+        assert first.exit_code == 0, first.output
+        items = source / "items.jsonl"
+        rows = [json.loads(line) for line in items.read_text().splitlines()]
+        images = [r for r in rows if r["modality"] != "text" and r["answer"] == "A"][:2]
+        texts = [r for r in rows if r["modality"] == "text" and r["answer"] != "A"][:2]
+        for row in images:
+            row["answer"] = "B"
+        for row in texts:
+            row["answer"] = "A"
+        items.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        second = invoke("run", "--panel", str(panel), "--store", str(store))
+        assert second.exit_code == 0, second.output
+    run_id = query_csv(str(store), "select run_id from runs order by started_at desc")[1]
+    return Rerun(store, run_id)
+
+
+def _moved_count(out: str) -> int:
+    found = re.search(r"^metrics moved: (\d+)", out, re.M)
+    assert found is not None, out
+    return int(found.group(1))
+
+
+def test_the_rerun_section_counts_as_changes_and_marks_each_move_by_its_direction(
+    rerun: Rerun,
+) -> None:
+    _, page = _page(rerun.store, rerun.run_id)
+    [caption] = [c for c in page.captions() if c.startswith("metrics that moved: ")]
+    changes = invoke("changes", rerun.run_id, "--store", str(rerun.store), "--all")
+    assert changes.exit_code == 0, changes.output
+    # On main: 12 here against 28 there (slices left out, TRIP's metrics counted twice).
+    assert int(caption.split()[-1]) == _moved_count(changes.output)
+    moved = page.table(caption)
+    rules = SuiteRules(["trip"])
+    seen = set()
+    for row in moved.rows:
+        suite, _, model, _, where = (c.text for c in row[:5])
+        metric = row[3].attrs["data-sort"]
+        key = (model, metric, where)
+        assert key not in seen, key  # each metric once, not under task '*' and 'mcq'
+        seen.add(key)
+        delta = row[8]
+        if "data-verdict" in delta.attrs:
+            expected = rules.metric(suite, metric).verdict(float(delta.attrs["data-sort"]))
+            assert delta.attrs["data-verdict"] == expected.value, key
+    penalty = next(
+        r for r in moved.rows if r[2].text == "always-a" and r[3].text == "modality penalty"
+    )
+    assert float(penalty[8].attrs["data-sort"]) > 0 and penalty[8].attrs["data-verdict"] == "worse"
+    assert "▲" in penalty[8].text and penalty[9].text == "worse"
+    # The items that changed, by id.
+    changed = page.table("items that changed: 4")
+    assert {row[2].text for row in changed.rows} == {"changed:reference"}
+
+
+def test_the_rerun_report_in_chromium_counts_as_changes_and_colours_by_direction(
+    rerun: Rerun,
+) -> None:
+    changes = invoke("changes", rerun.run_id, "--store", str(rerun.store))
+    page_file = rerun.store / "reports" / f"{rerun.run_id}.html"
+    with _chromium(page_file) as (page, errors, _):
+        section = page.locator("section#changes")
+        caption = section.locator("table.metric-deltas caption").inner_text()
+        rows = section.locator("table.metric-deltas tbody tr").count()
+        marks = section.locator("table.metric-deltas td[data-verdict] .mark").evaluate_all(
+            "marks => marks.map(m => [m.parentElement.dataset.verdict, getComputedStyle(m).color])"
+        )
+        penalty = (
+            section.locator(
+                "table.metric-deltas tr:has(td:text-is('always-a'))"
+                ":has(td:text-is('modality penalty'))"
+            )
+            .first.locator("td[data-verdict]")
+            .first
+        )
+        verdict = penalty.get_attribute("data-verdict")
+        colour = penalty.locator(".mark").evaluate("m => getComputedStyle(m).color")
+    assert errors == []
+    count = int(caption.split(":")[1].split()[0])
+    assert count == _moved_count(changes.output) == rows
+    # Marks coloured by what the move means for the model: green better, red worse.
+    colours = {v: {c for w, c in marks if w == v} for v in ("better", "worse")}
+    assert colours["better"] == {"rgb(27, 122, 58)"} and colours["worse"] == {"rgb(179, 38, 30)"}
+    # A penalty (better lower) that rose is marked worse, in red.
+    assert verdict == "worse" and colour == "rgb(179, 38, 30)"
+
+
+def test_every_metric_the_demo_lands_is_described_by_its_suite(demo: Demo) -> None:
+    _, rows = query(
+        open_store(str(demo.store)),
+        f"select distinct suite, metric from metrics where run_id = '{demo.run_id}'",
+    )
+    rules = SuiteRules({suite for suite, _ in rows})
+    missing = sorted((s, m) for s, m in rows if not rules.metric(s, m).declared)
+    assert missing == []
+    # A share or a distance says which way is better; only counts say neither.
+    for suite, metric in rows:
+        info = rules.metric(suite, metric)
+        assert info.better is not None or info.scale.unit in ("count", "share of items (0-1)"), (
+            suite,
+            metric,
+        )
+
+
+def test_trips_pareto_charts_count_errors_on_one_axis_and_add_up_their_share_on_another(
+    demo: Demo,
+) -> None:
+    _, page = _page(demo.store, demo.run_id)
+    charts = [f for f in page.figures if any("cumulative" in t for t in f.texts)]
+    load_suite("trip")  # registers TRIP's own table, `pareto`
+    _, rows = query(
+        open_store(str(demo.store)),
+        f"select model, max(errors) from pareto where run_id = '{demo.run_id}' group by model",
+    )
+    most = dict(rows)
+    assert charts and len(charts) == len(most)
+    for chart in charts:
+        # On main: "errors (cumulative share)" under bars of counts, percentages beside them.
+        assert "errors (cumulative share)" not in chart.texts
+        assert "errors (items answered wrong)" in chart.texts
+        assert "cumulative share of the group's errors" in chart.texts
+        assert "100%" in chart.texts and "0%" in chart.texts
+        model = chart.caption.split(":")[0].strip()
+        counts = [int(t) for t in chart.texts if t.isdigit()]
+        assert max(counts) >= most[model]  # the count axis reaches the model's longest bar

@@ -14,9 +14,7 @@ from roadeval.storage.compaction import compact_run
 from roadeval.storage.landing import LANDINGS, Part, land, listed_parts, visible_parts
 from roadeval.storage.part_index import (
     LOG,
-    SEGMENT,
     SEGMENTS,
-    SNAPSHOT,
     SNAPSHOTS,
     UNINDEXED,
     PartIndex,
@@ -27,6 +25,16 @@ from roadeval.storage.tables import write_part
 from support.rows import record
 
 RUN = "20261202T000000Z-aaaaaaaa"
+
+# Folds every 8 entries into a segment and every 32 into a snapshot (the store's are 16 and 256):
+# the same folds and retirements, shown by a fifth to an eighth of the landings.
+SEGMENT, SNAPSHOT = 8, 32
+
+
+@pytest.fixture(autouse=True)
+def _small_folds(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(part_index, "SEGMENT", SEGMENT)
+    monkeypatch.setattr(part_index, "SNAPSHOT", SNAPSHOT)
 
 
 def _land(store: LocalStore, n: int, run: str = RUN, model: str = "m") -> None:

@@ -1,5 +1,6 @@
-"""The tables and section ids of a report page, read with the standard library's HTML parser:
-each table's kind and caption, and its cells' text and data-* attributes."""
+"""The tables, figures and section ids of a report page, read with the standard library's HTML
+parser: each table's kind and caption, its cells' text and data-* attributes, each figure's
+caption, data-* attributes and SVG text."""
 
 from __future__ import annotations
 
@@ -33,6 +34,10 @@ class _Reader(HTMLParser):
     def __init__(self) -> None:
         super().__init__()
         self.tables: list[PageTable] = []
+        self.figures: list[PageFigure] = []
+        self._in_figure = False
+        self._figcaption = False
+        self._svg_text = False
         self.sections: list[str] = []
         self.scripts = 0
         self._cell: PageCell | None = None
@@ -43,6 +48,14 @@ class _Reader(HTMLParser):
         found = {k: v or "" for k, v in attrs}
         if tag == "section":
             self.sections.append(found.get("id", ""))
+        elif tag == "figure":
+            self.figures.append(PageFigure(found))
+            self._in_figure = True
+        elif tag == "figcaption":
+            self._figcaption = True
+        elif tag == "text" and self._in_figure:
+            self._svg_text = True
+            self.figures[-1].texts.append("")
         elif tag == "script":
             self.scripts += 1
         elif tag == "table":
@@ -60,6 +73,12 @@ class _Reader(HTMLParser):
                 self.tables[-1].rows.append([])
 
     def handle_endtag(self, tag: str) -> None:
+        if tag == "figure":
+            self._in_figure = False
+        elif tag == "figcaption":
+            self._figcaption = False
+        elif tag == "text":
+            self._svg_text = False
         if tag == "caption":
             self._caption = False
         elif tag == "th" and self._cell is not None:
@@ -73,10 +92,22 @@ class _Reader(HTMLParser):
             self.tables[-1].rows.append([])
 
     def handle_data(self, data: str) -> None:
-        if self._caption and self.tables:
+        if self._figcaption:
+            self.figures[-1].caption += data
+        elif self._svg_text:
+            self.figures[-1].texts[-1] += data
+        elif self._caption and self.tables:
             self.tables[-1].caption += data
         elif self._cell is not None:
             self._cell.text += data
+
+
+@dataclass
+class PageFigure:
+    attrs: dict[str, str]
+    caption: str = ""
+    # The SVG's <text> elements, in order (matplotlib writes its labels as text).
+    texts: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -84,6 +115,10 @@ class Page:
     tables: list[PageTable]
     sections: list[str]
     scripts: int
+    figures: list[PageFigure] = field(default_factory=list)
+
+    def figure(self, caption_start: str) -> PageFigure:
+        return next(f for f in self.figures if f.caption.strip().startswith(caption_start))
 
     def table(self, caption: str) -> PageTable:
         return next(t for t in self.tables if t.caption.strip() == caption)
@@ -97,4 +132,4 @@ def read_page(html: str) -> Page:
     reader.feed(html)
     for table in reader.tables:
         table.rows = [row for row in table.rows if row]
-    return Page(reader.tables, reader.sections, reader.scripts)
+    return Page(reader.tables, reader.sections, reader.scripts, reader.figures)

@@ -229,6 +229,20 @@ def _changes() -> Iterable[Part]:
             MetricDeltaRow(
                 RUN, BASELINE, "trip", "*", "model-b", "", "", "accuracy", 0.53, 0.58, 0.58 - 0.53
             ),
+            # TRIP has one task: its task rows repeat the suite-wide ones (one metric, once).
+            MetricDeltaRow(
+                RUN, BASELINE, "trip", "mcq", "model-a", "", "", "accuracy", 0.645, 0.62, -0.025
+            ),
+            # Better lower: a rise is worse.
+            MetricDeltaRow(
+                RUN, BASELINE, "trip", "*", "model-a", "", "", "modality_penalty", 0.1, 0.138, 0.038
+            ),
+            MetricDeltaRow(
+                RUN, BASELINE, "trip", "mcq", "model-b", "role", "vehicle", "correct", 0.6, 0.7, 0.1
+            ),
+            MetricDeltaRow(
+                RUN, BASELINE, "trip", "*", "random", "", "", "accuracy", 0.25, 0.25, 0.0
+            ),
         ],
         suite="trip",
     )

@@ -4,13 +4,8 @@ them."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
@@ -23,40 +18,9 @@ from roadeval.tasks.calls.stopping import StopReason, StopSignal
 from roadeval.tasks.requests.model_spec import ModelSpec
 from roadeval.tasks.requests.request import ErrorKind
 
+from support.authority_callers import callers
 from support.cli_process import wait_until
 from support.model_server import ModelServer, Reply, ServerLimits
-
-TESTS = Path(__file__).resolve().parents[2]
-
-# A caller in a process of its own: asks `n` requests through the authority, prints what it got.
-CALLER = """
-import asyncio, json, sys
-from roadeval.benchmarks.messages import user_message
-from roadeval.tasks.calls.authority import AuthorityAddress, AuthorityLink, RemoteGate
-from roadeval.tasks.calls.gateway import ModelClient, run_on_gateway
-from roadeval.tasks.requests.model_spec import ModelSpec
-from roadeval.tasks.calls.stopping import StopSignal
-
-spec = ModelSpec.model_validate_json(sys.argv[1])
-address = AuthorityAddress(**json.loads(sys.argv[2]))
-n, tag = int(sys.argv[3]), sys.argv[4]
-stop = StopSignal(grace=0.5)
-gate = RemoteGate(spec, AuthorityLink(address, stop), budgeted=True)
-client = ModelClient(spec, stop=stop, gate=gate)
-
-async def every():
-    requests = [client.request([user_message(f"{tag}{k}?")], 1, tokens_in_est=10) for k in range(n)]
-    return await asyncio.gather(*(client.complete(r) for r in requests))
-
-outcomes = run_on_gateway(every())
-print(json.dumps({
-    "answered": sum(o.final is not None and o.final.ok for o in outcomes),
-    "stopped": sum(o.stopped for o in outcomes),
-    "cost": sum(t.cost_usd or 0.0 for o in outcomes for t in o.tries),
-    "reason": stop.reason.status if stop.reason else None,
-    "kinds": [o.final.error_kind for o in outcomes if o.final is not None],
-}))
-"""
 
 
 def spec_for(server: ModelServer, name: str) -> ModelSpec:
@@ -69,27 +33,6 @@ def spec_for(server: ModelServer, name: str) -> ModelSpec:
         max_concurrency=4,
         retry_backoff_s=0.0,
     )
-
-
-def callers(
-    spec: ModelSpec, server: AuthorityServer, n: int, count: int
-) -> list[dict[str, object]]:
-    address = run_on_gateway(server.start())
-    args = [spec.model_dump_json(), json.dumps(address.__dict__), str(n)]
-    env = {"PYTHONPATH": str(TESTS)}
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", CALLER, *args, f"p{k}-"],
-            stdout=subprocess.PIPE,
-            text=True,
-            env={**os.environ, **env},
-        )
-        for k in range(count)
-    ]
-    try:
-        return [json.loads(p.communicate(timeout=120)[0].strip().splitlines()[-1]) for p in procs]
-    finally:
-        run_on_gateway(server.close())
 
 
 def test_one_budget_holds_over_callers_in_two_processes(server: ModelServer) -> None:

@@ -16,6 +16,7 @@ from roadeval.tasks.report.run_reads import ReportError
 
 from support.html_tables import Page, read_page
 from support.report_store import ACCURACY, BLIND, ECE, INTERVAL, RUN, Options, report_store
+from support.trip_panel import invoke
 
 
 def _page(tmp_path: Path, options: Options | None = None) -> tuple[str, Page]:
@@ -29,10 +30,10 @@ def _page(tmp_path: Path, options: Options | None = None) -> tuple[str, Page]:
 def test_the_leaderboard_has_headlines_intervals_ties_and_health(tmp_path: Path) -> None:
     html, page = _page(tmp_path)
     board = page.table("trip: leaderboard")
-    assert board.headers[:4] == ["#", "model", "accuracy ↑", "modality_penalty ↓"]
-    assert board.headers[-3:] == ["unparsed", "abnormal", "errors"]
+    assert board.headers[:3] == ["model", "accuracy ↑", "modality penalty ↓"]
+    assert board.headers[-3:] == ["unread answers", "abnormal answers", "items in error"]
     assert board.column("model") == ["model-a", "model-b", "random baseline"]
-    cells = {row[1].text.split()[0]: row[2] for row in board.rows}
+    cells = {row[0].text.split()[0]: row[1] for row in board.rows}
     for model, cell in cells.items():
         low, high = INTERVAL[model]
         assert cell.attrs["data-value"] == repr(ACCURACY[model])
@@ -47,9 +48,18 @@ def test_the_leaderboard_has_headlines_intervals_ties_and_health(tmp_path: Path)
         and "not significantly" not in cells["random"].attrs["title"]
     )
     assert "≈: not significantly different from the model ranked next" in html
+    # Each value's rank in its column: the ranking is stated, not left to the first column.
+    assert [cells[m].attrs["data-rank"] for m in ("model-a", "model-b", "random")] == [
+        "1",
+        "2",
+        "3",
+    ]
+    assert "rows: by rank in the first column" in html
+    # A legend line per column: what it is and which way is better.
+    assert "modality penalty ↓: text accuracy minus the accuracy of the worst" in html
     # model-b: one answer not read, one item whose answer was an error (from the store).
-    assert board.row("model-b", 1)[-3:] == ["1", "0", "1"]
-    assert board.row("model-a", 1)[-3:] == ["0", "0", "0"]
+    assert board.row("model-b")[-3:] == ["1", "0", "1"]
+    assert board.row("model-a")[-3:] == ["0", "0", "0"]
     pairs = page.table("trip: paired differences")
     assert pairs.row("accuracy")[:3] == ["accuracy", "model-a", "model-b"]
     assert pairs.row("accuracy")[-1] == "no (≈)"
@@ -86,9 +96,30 @@ def test_what_changed_since_the_baseline_run(tmp_path: Path) -> None:
     flips = page.table("scores that changed")
     assert flips.row("trip")[:4] == ["trip", "model-a", "as released", "1"]
     assert flips.row("trip")[4:7] == ["1", "1", "0"]  # flipped, 1 to 0, 0 to 1
-    moved = page.table("metrics that moved: 2")
-    signs = {row[2].text: (row[-1].text, row[-1].attrs["data-sign"]) for row in moved.rows}
-    assert signs == {"model-a": ("-0.025 ▼", "down"), "model-b": ("+0.05 ▲", "up")}
+    changed = page.table("items that changed: 1")
+    assert changed.row("trip") == ["trip", "trip-0", "changed:reference (answer)"]
+    # Each metric once (TRIP's task rows repeat its suite-wide ones), slices counted too, and
+    # each move marked by what it means for the model: modality penalty is better lower, so
+    # its rise is worse.
+    moved = page.table("metrics that moved: 4")
+    marks = {
+        (row[2].text, row[3].text, row[4].text): (row[8].text, row[8].attrs["data-verdict"])
+        for row in moved.rows
+    }
+    assert marks == {
+        ("model-a", "accuracy", "all items"): ("-0.025 ▼", "worse"),
+        ("model-b", "accuracy", "all items"): ("+0.05 ▲", "better"),
+        ("model-a", "modality penalty", "all items"): ("+0.038 ▲", "worse"),
+        ("model-b", "accuracy", "role = vehicle"): ("+0.1 ▲", "better"),
+    }
+
+
+def test_the_moved_count_is_the_one_roadeval_changes_prints(tmp_path: Path) -> None:
+    _, page = _page(tmp_path)
+    [caption] = [c for c in page.captions() if c.startswith("metrics that moved: ")]
+    result = invoke("changes", RUN, "--store", str(tmp_path / "store"))
+    assert result.exit_code == 0, result.output
+    assert re.search(r"^metrics moved: (\d+)", result.output, re.M).group(1) == caption.split()[-1]
 
 
 def test_suite_figures_and_calibration(tmp_path: Path) -> None:
