@@ -52,13 +52,14 @@ class CostLine:
 
 def cost_lines(store: Store, run_id: str) -> list[CostLine]:
     """The run's cost lines, from the landed responses (retries and judge calls included)."""
-    from roadeval.storage.catalog import connect
+    from roadeval.storage.catalog import read_views
 
-    con = connect(store, runs=[run_id], tables=["responses"])
-    try:
-        rows = con.execute(_SQL, {"run_id": run_id}).fetchall()
-    finally:
-        con.close()
+    rows = read_views(
+        store,
+        lambda con: con.execute(_SQL, {"run_id": run_id}).fetchall(),
+        runs=[run_id],
+        tables=["responses"],
+    )
     return [
         CostLine(str(m), str(s), str(r), str(v), int(q), int(c), int(i), int(o), float(u), int(n))
         for m, s, r, v, q, c, i, o, u, n in rows

@@ -5,9 +5,11 @@ counts its scored items, errors, calls and cost from the rows its shards landed.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import closing
+from typing import Any
 
-from roadeval.storage.catalog import connect
+import duckdb
+
+from roadeval.storage.catalog import read_views
 from roadeval.storage.records import EVERY_METRIC
 from roadeval.storage.store import Store
 
@@ -48,8 +50,11 @@ LANDED_COLUMNS = ("n_scored", "n_scorer_errors", "n_errors", "n_calls", "n_cache
 def landed_counts(store: Store, run_ids: Sequence[str]) -> dict[str, dict[str, float]]:
     """Per run named, its `LANDED_COLUMNS` over the rows it landed (a run that landed nothing:
     none). Reads those runs' parts alone: one read per part on S3."""
-    with closing(connect(store, runs=run_ids, tables=["responses", "scores"])) as con:
+
+    def rows(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
         result = con.execute(_LANDED, {"every": EVERY_METRIC})
         names = [d[0] for d in result.description or ()]
-        found = [dict(zip(names, row, strict=True)) for row in result.fetchall()]
+        return [dict(zip(names, row, strict=True)) for row in result.fetchall()]
+
+    found = read_views(store, rows, runs=run_ids, tables=["responses", "scores"])
     return {str(row["run_id"]): {name: row[name] for name in LANDED_COLUMNS} for row in found}

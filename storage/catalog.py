@@ -234,6 +234,26 @@ def connect(
     return _reading(store, include_unlanded, runs, tables, lambda con: con)
 
 
+def read_views(
+    store: Store,
+    use: Callable[[duckdb.DuckDBPyConnection], _Read],
+    *,
+    include_unlanded: bool = False,
+    runs: Iterable[str] | None = None,
+    tables: Iterable[str] | None = None,
+) -> _Read:
+    """`use` over a connection of the views (`connect`'s), closed after. When a statement of
+    it fails on a part gone (a compaction removed it, having published its replacement), `use`
+    runs again, whole, over the parts the store shows then: a reader of several statements
+    (`show`, `report`, `diff`) never mixes what it read before the compaction with after."""
+
+    def closed(con: duckdb.DuckDBPyConnection) -> _Read:
+        with closing(con):
+            return use(con)
+
+    return _reading(store, include_unlanded, runs, tables, closed)
+
+
 def _reading(
     store: Store,
     include_unlanded: bool,
@@ -385,9 +405,10 @@ def query(
     check_read_only(sql)
 
     def rows(con: duckdb.DuckDBPyConnection) -> tuple[list[str], list[tuple[Any, ...]]]:
-        with closing(con):
-            result = con.execute(sql)
-            columns = [d[0] for d in result.description] if result.description else []
-            return columns, result.fetchall()
+        result = con.execute(sql)
+        columns = [d[0] for d in result.description] if result.description else []
+        return columns, result.fetchall()
 
-    return _reading(store, include_unlanded, runs, tables_named(sql), rows)
+    return read_views(
+        store, rows, include_unlanded=include_unlanded, runs=runs, tables=tables_named(sql)
+    )

@@ -162,3 +162,39 @@ def test_plain_readers_of_an_s3_store_count_what_query_counts(
         plain = {t: _count(con, glob.format(bucket, t)) for t in tables}
     counted = _query_counts(store, tables)
     assert dataset == counted and plain == counted and counted["scores"] > 0
+
+
+@pytest.mark.parametrize("command", ["show", "diff"])
+def test_show_and_diff_read_a_run_whole_while_it_compacts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    """`show` and `diff` run several statements over the parts they found: a compaction that
+    removes some of them meanwhile has them read the run again, whole, not fail on a file gone."""
+    from roadeval.storage import catalog, compaction
+
+    source, _ = trip_gold(tmp_path)
+    panel = write_panel(tmp_path / "panel.yaml", source, **PANEL)
+    root = tmp_path / "store"
+    compact = compaction.compact_run
+    # The first run ends uncompacted: its compaction is what the reader below meets.
+    monkeypatch.setattr(compaction, "compact_run", lambda *_: compaction.Compaction((), ()))
+    _run(panel, str(root))
+    monkeypatch.undo()
+    _run(panel, str(root))
+    first, second = (m["run_id"] for m in _manifests(root))
+    shown = [command, first] if command == "show" else [command, first, second]
+    made, compacted = catalog._views, []
+
+    def compacting_after_the_views(store: Any, *rest: Any, **kwargs: Any) -> Any:
+        con = made(store, *rest, **kwargs)
+        if not compacted:
+            compacted.append(compact(store, first))
+        return con
+
+    monkeypatch.setattr(catalog, "_views", compacting_after_the_views)
+    during = invoke(*shown, "--store", str(root))
+    monkeypatch.undo()
+    assert compacted and compacted[0].replaced
+    after = invoke(*shown, "--store", str(root))
+    assert during.exit_code == after.exit_code == 0, during.output
+    assert during.output == after.output
