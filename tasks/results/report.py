@@ -37,6 +37,7 @@ from roadeval.tasks.results.leaderboard import (
     task_order,
     variant_of,
 )
+from roadeval.tasks.results.left_out import left_out, left_out_table
 from roadeval.tasks.results.manifest import IntervalsRecord, PairCounts, RunManifest, shown_as
 from roadeval.tasks.results.money import cost_text
 from roadeval.tasks.shard.counts import COUNT_HEADINGS
@@ -383,6 +384,8 @@ def print_report(
         intervals=manifest.intervals,
     )
     console.print(health_table(manifest.counts))
+    if found := left_out(manifest):
+        console.print(left_out_table(found))
     for c in manifest.counts:
         where = f"{escape(c.who)} on {escape(c.suite)}"
         if c.errors:
