@@ -37,14 +37,26 @@ with answers as (
     from answers full join scored using (run_id, suite, model, variant, item_id, sample)
     group by run_id
 ), paid as (
-    select run_id, sum(cost_usd) as cost_usd from responses group by run_id
+    select run_id, sum(cost_usd) as cost_usd,
+           count(*) filter (where not cached and try_number > 0 and cost_usd is null)
+               as n_unknown_cost
+    from responses group by run_id
 )
-select outcomes.*, coalesce(paid.cost_usd, 0) as cost_usd
+select outcomes.*, coalesce(paid.cost_usd, 0) as cost_usd,
+       coalesce(paid.n_unknown_cost, 0) as n_unknown_cost
 from outcomes left join paid using (run_id)
 """
 
 # The counts `landed_counts` gives, as the `runs` columns they stand for.
-LANDED_COLUMNS = ("n_scored", "n_scorer_errors", "n_errors", "n_calls", "n_cached", "cost_usd")
+LANDED_COLUMNS = (
+    "n_scored",
+    "n_scorer_errors",
+    "n_errors",
+    "n_calls",
+    "n_cached",
+    "cost_usd",
+    "n_unknown_cost",
+)
 
 
 def landed_counts(store: Store, run_ids: Sequence[str]) -> dict[str, dict[str, float]]:
