@@ -3,9 +3,9 @@
 `storage.landing.land`, one landing per suite x model, markers, a `runs` event with its manifest),
 with `--metrics` score rows per item (10 million score rows at full size: they dominate), one
 parse and one response per item, and the corpus rows a run lands (metrics with intervals, paired
-differences, TRIP's Pareto rows). Then `roadeval report RUN --store S` runs as a process (its
-wall time, against the 20 s target), and the report is built once more in process to time each
-of its queries and its drawing.
+differences, TRIP's Pareto rows, and a manifest that records clustered intervals). Then
+`roadeval report RUN --store S` runs as a process (its wall time, against the 20 s target), and
+the report is built once more in process to time each of its queries and its drawing.
 
     .venv/bin/python bench/report_build.py [--models 20] [--items 10000] [--metrics 10] [--keep]
 
@@ -31,7 +31,17 @@ from roadeval.flows.run_record import event_row
 from roadeval.storage.landing import Part, land
 from roadeval.storage.records import SCHEMAS, MetricPairRow, MetricRow, RunEventRow
 from roadeval.storage.store import Store, open_store
-from roadeval.tasks.results.manifest import PairCounts, RunManifest, SuiteRecord, Totals
+from roadeval.tasks.results.intervals import BOOTSTRAP, WILSON, IntervalSettings
+from roadeval.tasks.results.intervals import CLUSTERED as CLUSTERED_METHOD
+from roadeval.tasks.results.manifest import (
+    HeadlineMethod,
+    IntervalsRecord,
+    PairCounts,
+    RunManifest,
+    SuiteRecord,
+    Totals,
+)
+from roadeval.tasks.results.uncertainty import intervals_record
 
 TARGET_S = 20.0
 RUN = "20260101T000000Z-bench000"
@@ -299,6 +309,49 @@ def corpus_rows(suite: str, models: list[str], items: int, rng: np.random.Genera
     return parts
 
 
+# Per suite: what its items cluster by, and items per cluster (V2X-QA asks 12 questions of a
+# scene, STRIDE about 1.5; RoadBench's headlines are per task, where no two items share one).
+CLUSTERED = {
+    "trip": ("images", 2),
+    "tbbench": ("clips", 2),
+    "v2xqa": ("scenes", 12),
+    "stride": ("scenes", 2),
+}
+
+
+def clustered_record(items: int) -> IntervalsRecord:
+    """How the run's intervals were computed, as a run with clustered suites records it (the
+    report's line under each leaderboard reads it)."""
+    headlines = []
+    for suite, spec in SUITES.items():
+        unit, size = CLUSTERED.get(suite, ("", 1))
+        for metric in WIDE_METRICS[suite][:3]:
+            headlines.append(
+                HeadlineMethod(
+                    suite=suite,
+                    task="*",
+                    metric=metric,
+                    method=CLUSTERED_METHOD if unit else BOOTSTRAP,
+                    items=items,
+                    clusters=items // size if unit else None,
+                    unit=unit,
+                )
+            )
+        for task in spec["tasks"]:
+            headlines.append(
+                HeadlineMethod(
+                    suite=suite,
+                    task=task,
+                    metric=TASK_METRICS[suite][0],
+                    method=WILSON,
+                    items=items // len(spec["tasks"]),
+                )
+            )
+    record = intervals_record(IntervalSettings())
+    record.headlines = headlines
+    return record
+
+
 def run_event(models: list[str], items: int) -> RunEventRow:
     suites = [
         SuiteRecord(
@@ -345,6 +398,7 @@ def run_event(models: list[str], items: int) -> RunEventRow:
         counts=counts,
         totals=Totals(items=total, scored=total, calls=total),
         orchestrator="inline",
+        intervals=clustered_record(items),
         status="finished",
     )
     return event_row(manifest, 1, 10.0)
@@ -451,6 +505,9 @@ def main() -> None:
         start = time.perf_counter()
         report = build_report(store, RUN, timings=timings)
         print(f"in process: {time.perf_counter() - start:.2f} s, page {report.size / 1e6:.2f} MB")
+        page = store.get(report.key).decode()
+        legends = page.count("[a, b]: 95% interval")
+        print(f"  lines saying what an interval is: {legends} (one per suite's leaderboard)")
         for name, seconds in timings.steps:
             print(f"  {name:32s} {seconds:8.3f} s")
         views_against_native(store)

@@ -227,6 +227,9 @@ class Suite(ABC):
     uses_judge: ClassVar[bool] = False
     # What `score_predictions` reads: a subclass of PredictionsRequest when the suite has options.
     predictions_request: ClassVar[type[PredictionsRequest]] = PredictionsRequest
+    # What the items that `cluster_keys` links share, as a plural noun ("scenes"): the unit a
+    # clustered interval is drawn over, named in the manifest and beside the leaderboards.
+    cluster_unit: ClassVar[str] = "clusters"
     # The suite's own store tables, name -> record (a frozen dataclass, as in `storage.records`):
     # registered with the suite (`register_suite`), filled by `extra_tables`.
     tables: ClassVar[Mapping[str, type[Any]]] = {}
@@ -329,6 +332,13 @@ class Suite(ABC):
     def should_reask(self, item: Item, parsed: ParsedAnswer) -> bool:
         """Whether the protocol asks the same question again after this answer."""
         return self.max_attempts > 1 and parsed.status is ParseStatus.UNPARSED
+
+    def cluster_keys(self, item: Item) -> tuple[str, ...]:
+        """What this item shares with others of its suite (its scene, its image, its clip): items
+        that share a key, directly or through other items, form one cluster, and headline
+        intervals resample whole clusters, since questions about one scene are not independent
+        evidence. By default none: every item is its own cluster."""
+        return ()
 
     def summarize(self, task: str, scored: Sequence[ScoredItem]) -> dict[str, float]:
         """Corpus-level metrics for one task; the default is the mean of each per-item metric."""

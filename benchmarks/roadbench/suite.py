@@ -24,7 +24,7 @@ from roadeval.benchmarks.roadbench.outcomes import parsed_outcome, scored_outcom
 from roadeval.benchmarks.roadbench.predictions import RoadBenchPredictions, score_prediction_file
 from roadeval.benchmarks.roadbench.render import item_image
 from roadeval.benchmarks.roadbench.scoring import item_values, summarize_task
-from roadeval.benchmarks.roadbench.tasks import ROADNET_TASK, SUITE_NAME
+from roadeval.benchmarks.roadbench.tasks import ROADNET_TASK, SUITE_NAME, TASKS
 from roadeval.benchmarks.roadbench.vocabulary import VOCABULARY
 from roadeval.benchmarks.suite import (
     Headline,
@@ -69,6 +69,8 @@ class RoadBenchSuite(Suite):
     vocabulary: ClassVar[Vocabulary] = VOCABULARY
     # Per task: items, the release's error count, and lanes compared (tasks 2 and 5).
     count_metrics: ClassVar[frozenset[str]] = frozenset({"items", "errors", "lanes"})
+    # Tasks 1 and 2 (4 and 5) ask of the same image; a task's items are drawn by image.
+    cluster_unit: ClassVar[str] = "images"
     # Prediction files take two options of RoadBench's own: `images` and `reparse`.
     predictions_request: ClassVar[type[PredictionsRequest]] = RoadBenchPredictions
 
@@ -78,6 +80,10 @@ class RoadBenchSuite(Suite):
     def render(self, item: Item) -> tuple[ImageRef, ...]:
         """BEV images with the reference line drawn on, FPV images as they are (PNG)."""
         return (item_image(item),)
+
+    def cluster_keys(self, item: Item) -> tuple[str, ...]:
+        """The image file, as the release names it: its label folder and file name."""
+        return tuple(f"{TASKS[item.task].folder}/{Path(m.path).name}" for m in item.media)
 
     def prompt(self, item: Item, images: Sequence[ImageRef]) -> list[Message]:
         return [user_message(item.question, images=images)]

@@ -24,6 +24,7 @@ from roadeval.benchmarks.stride.mcq import read_choice
 from roadeval.benchmarks.stride.predictions import score_prediction_file
 from roadeval.benchmarks.stride.prompt import PROMPT_VERSION, build_messages
 from roadeval.benchmarks.stride.render import item_frames
+from roadeval.benchmarks.stride.rows import KEY_FIELDS
 from roadeval.benchmarks.stride.scoring import (
     CORRECT,
     JUDGE_SCORE,
@@ -80,6 +81,9 @@ class StrideSuite(Suite):
         Headline("ade", task="", statistic=Mean("ade")),
     )
     vocabulary: ClassVar[Vocabulary] = VOCABULARY
+    # The release asks several templates of each scene (nuScenes v6: 1,150 questions over 761
+    # scenes): a scene's questions are drawn together.
+    cluster_unit: ClassVar[str] = "scenes"
     # Per template and per group: items correct, read, not read, judged or not.
     count_metrics: ClassVar[frozenset[str]] = frozenset(
         {
@@ -112,6 +116,11 @@ class StrideSuite(Suite):
 
     def load(self, source: Path, *, on_bad_item: BadItemPolicy = BadItemPolicy.ERROR) -> LoadReport:
         return load_items(Path(source), images=self.images, policy=on_bad_item, limits=self.limits)
+
+    def cluster_keys(self, item: Item) -> tuple[str, ...]:
+        """The row's `scene_id` (kept in its matching key); none when the row has none."""
+        scene = item.extra["match_key"][KEY_FIELDS.index("scene_id")]
+        return (f"scene/{scene}",) if scene not in (None, "") else ()
 
     def render(self, item: Item) -> tuple[ImageRef, ...]:
         """The frames re-encoded as the release's runner sends them, the Waymo box drawn."""

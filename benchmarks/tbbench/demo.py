@@ -1,8 +1,10 @@
 """The demo suite: a few drawn scenes per task in the Hugging Face layout (one Parquet file per
-task split, frames embedded as {bytes, path}); labels follow from each scene's geometry."""
+task split, frames embedded as {bytes, path}); labels follow from each scene's geometry. The
+relative-distance questions ask of the spatial-reasoning images, as questions of one clip do."""
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import random
@@ -110,8 +112,19 @@ def _pair_with(
             return first, second
 
 
+@functools.cache
+def _spatial_pairs() -> tuple[tuple[Vehicle, Vehicle], ...]:
+    """The spatial-reasoning images' pairs, one per label in turn. The relative-distance items
+    ask of the same images, so the demo has questions that share an image (one cluster each,
+    `TBBenchSuite.cluster_keys`)."""
+    rng = random.Random("tbbench-demo:SR")
+    labels = KEYWORD_TABLES["SR"].labels
+    wanted = [labels[index % len(labels)] for index in range(ITEMS_PER_TASK)]
+    return tuple(_pair_with(rng, spatial_relation, label) for label in wanted)
+
+
 def _relative_distance(rng: random.Random, index: int) -> DemoRow:
-    first, second = _pair(rng)
+    first, second = _spatial_pairs()[index]
     distance = math.hypot(first.x - second.x, first.z - second.z)
     return DemoRow(
         (Frame((first, second)),),
@@ -122,14 +135,12 @@ def _relative_distance(rng: random.Random, index: int) -> DemoRow:
 
 
 def _spatial_reasoning(rng: random.Random, index: int) -> DemoRow:
-    labels = KEYWORD_TABLES["SR"].labels
-    wanted = labels[index % len(labels)]
-    first, second = _pair_with(rng, spatial_relation, wanted)
+    first, second = _spatial_pairs()[index]
     return DemoRow(
         (Frame((first, second)),),
         "From the viewpoint of Entity #1, where is Entity #2 positioned?",
-        labels,
-        wanted,
+        KEYWORD_TABLES["SR"].labels,
+        spatial_relation(bearing_deg(first, second)),
     )
 
 

@@ -3,6 +3,7 @@ tolerance rules, reported as task accuracy x100 and their unweighted mean."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -53,6 +54,10 @@ class TBBenchSuite(Suite):
     )
     vocabulary: ClassVar[Vocabulary] = VOCABULARY
 
+    # Tasks may ask of the same clip (or the same image: a clip of one frame); a clip's
+    # questions are drawn together.
+    cluster_unit: ClassVar[str] = "clips"
+
     def __init__(self, **options: Any) -> None:
         self.limits = take_limits(self.name, options, self.default_limits)
         add_choices = options.pop("add_choices", False)
@@ -75,6 +80,14 @@ class TBBenchSuite(Suite):
             add_choices=self.add_choices,
             limits=self.limits,
         )
+
+    def cluster_keys(self, item: Item) -> tuple[str, ...]:
+        """The clip: its frames' bytes in order (the release embeds them), so items that show
+        the same frames (or the same single image) share it; none for an item without frames."""
+        if not item.media:
+            return ()
+        frames = "".join(media.sha256 for media in item.media)
+        return (f"clip/{hashlib.sha256(frames.encode()).hexdigest()}",)
 
     def prompt(self, item: Item, images: Sequence[ImageRef]) -> list[Message]:
         choices = [item.options[letter] for letter in sorted(item.options)]

@@ -20,7 +20,7 @@ from roadeval.benchmarks.trip.demo_spec import DemoSpec
 from roadeval.benchmarks.trip.demo_text_items import TEXT_ITEMS
 from roadeval.benchmarks.trip.taxonomy import ITEMS_FILE, LETTERS, VERSION_FILE, Modality
 
-DEMO_VERSION = "trip-demo-2"
+DEMO_VERSION = "trip-demo-3"
 IMAGE_FOLDER = "images"
 SCAN_FOLDER = "scans"
 # Fewer points than a real scan (about 120,000): the demo's scans only need to look like one.

@@ -1,7 +1,8 @@
 """The demo's image items: each answer is read off a drawing (lanes, arrows, lines, signs, signals).
 
 The drawings carry the evidence the question needs and nothing else, so an item is multimodal in
-the paper's sense: without the image it cannot be answered.
+the paper's sense: without the image it cannot be answered. Two pairs of questions ask of one
+drawing each, as a release's questions of one image do (clustered in the intervals).
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ IMAGE_ITEMS: tuple[DemoSpec, ...] = (
         "3 lanes",
         ("2 lanes", "4 lanes", "5 lanes"),
         "Two broken lane lines between the solid edge lines divide the carriageway into 3 lanes.",
-        partial(demo_drawing.one_way_road, 3),
+        # The rightmost-arrow question's image: two questions of one image (one cluster).
+        partial(demo_drawing.one_way_road, 3, ("left", "straight", "right")),
     ),
     DemoSpec(
         "planning-and-design",
@@ -63,8 +65,9 @@ IMAGE_ITEMS: tuple[DemoSpec, ...] = (
         "saturation flow of the whole approach?",
         "7200 veh/h",
         ("5400 veh/h", "9000 veh/h", "1800 veh/h"),
-        "The image shows 4 through lanes; 4 x 1800 = 7200 veh/h.",
-        partial(demo_drawing.one_way_road, 4, ("straight",) * 4),
+        "The image shows 4 lanes; 4 x 1800 = 7200 veh/h.",
+        # The lane-selection question's image.
+        partial(demo_drawing.one_way_road, 4, ("left", "straight", "straight", "straight-right")),
     ),
     DemoSpec(
         "planning-and-design",

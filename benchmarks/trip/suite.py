@@ -55,6 +55,8 @@ class TripSuite(Suite):
     )
     vocabulary: ClassVar[Vocabulary] = VOCABULARY
     count_metrics: ClassVar[frozenset[str]] = frozenset({"abnormal_count"})
+    # Items that show the same image or scan are drawn together; an item without one, alone.
+    cluster_unit: ClassVar[str] = "items or groups sharing an image or scan"
     # `pareto`, the Pareto of errors (`extra_tables`).
     tables: ClassVar[Mapping[str, type[Any]]] = records.TABLES
 
@@ -96,6 +98,10 @@ class TripSuite(Suite):
 
     def prompt(self, item: Item, images: Sequence[ImageRef]) -> list[Message]:
         return build_messages(item, images)
+
+    def cluster_keys(self, item: Item) -> tuple[str, ...]:
+        """The images or scan the item shows, by their bytes; none for a text item."""
+        return tuple(f"media/{media.sha256}" for media in item.media)
 
     def parse(self, item: Item, output: ModelOutput) -> ParsedAnswer:
         return parse_reply(output.text, self.abnormal_rule)

@@ -43,7 +43,7 @@ from roadeval.benchmarks.v2xqa.options import MAX_TOP_LOGPROBS, SuiteOptions
 from roadeval.benchmarks.v2xqa.predictions import score_prediction_file
 from roadeval.benchmarks.v2xqa.prompt import PROMPT_VERSION, build_messages
 from roadeval.benchmarks.v2xqa.render import item_images
-from roadeval.benchmarks.v2xqa.tasks import SUITE_NAME
+from roadeval.benchmarks.v2xqa.tasks import SUITE_NAME, ImageSide
 from roadeval.benchmarks.v2xqa.vocabulary import VOCABULARY
 from roadeval.benchmarks.vocabulary import Vocabulary
 
@@ -80,6 +80,9 @@ class V2XQASuite(Suite):
     count_metrics: ClassVar[frozenset[str]] = frozenset(
         {"unparsed_count", "confidence_items", "no_confidence_items"}
     )
+    # A scene: a vehicle-side frame and the roadside frame its cooperative rows pair it with;
+    # the release asks twelve questions of each (four per view).
+    cluster_unit: ClassVar[str] = "scenes"
 
     def __init__(self, **options: Any) -> None:
         self.limits = take_limits(self.name, options, self.default_limits)
@@ -122,6 +125,15 @@ class V2XQASuite(Suite):
         values[summary.BRIER] = brier_item(probs, str(item.reference))
         details["confidence"] = parsed_confidence(parsed)
         return ItemScore(values=values, details=details)
+
+    def cluster_keys(self, item: Item) -> tuple[str, ...]:
+        """The frames the item shows, by side and release id (`image_id_vs`, `image_id_is`):
+        a cooperative row names both, so it links its scene's vehicle-side and roadside rows."""
+        return tuple(
+            f"{side.value}/{item.extra[side.id_field]}"
+            for side in ImageSide
+            if item.extra.get(side.id_field)
+        )
 
     def summarize(self, task: str, scored: Sequence[ScoredItem]) -> dict[str, float]:
         """accuracy (a fraction; the release prints percent) and unparsed_count."""

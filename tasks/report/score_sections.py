@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from roadeval.storage.records import MetricPairRow
-from roadeval.tasks.report.blocks import Block, Cell, Fold, Header, Table, plain
+from roadeval.tasks.report.blocks import Block, Cell, Fold, Header, Note, Table, plain
 from roadeval.tasks.results.ablation import BlindTable
 from roadeval.tasks.results.aggregate import ALL, SUITE_WIDE
 from roadeval.tasks.results.formats import (
@@ -15,6 +15,7 @@ from roadeval.tasks.results.formats import (
     SuiteRules,
     format_interval,
 )
+from roadeval.tasks.results.interval_legend import interval_legend
 from roadeval.tasks.results.leaderboard import (
     ORDER_RULE,
     Board,
@@ -26,6 +27,8 @@ from roadeval.tasks.results.leaderboard import (
     ranking_column,
 )
 from roadeval.tasks.results.leaderboard import Cell as Value
+from roadeval.tasks.results.left_out import LEFT_OUT_TITLE, left_out
+from roadeval.tasks.results.manifest import IntervalsRecord, RunManifest
 from roadeval.tasks.shard.counts import COUNT_HEADINGS
 
 _HEALTH = tuple(
@@ -154,11 +157,18 @@ def _pairs_table(pairs: Sequence[MetricPairRow], rules: SuiteRules, suite: str) 
     )
 
 
-def leaderboard_blocks(found: Sequence[Leaderboards], rules: SuiteRules) -> list[Block]:
+def leaderboard_blocks(
+    found: Sequence[Leaderboards], rules: SuiteRules, intervals: IntervalsRecord | None = None
+) -> list[Block]:
+    """Per suite: its leaderboard, the line saying what its intervals are (from the manifest's
+    `intervals`), its per-task headlines and its paired differences."""
     blocks: list[Block] = []
     for boards in found:
         lead = board_table(boards.lead, rules, f"{boards.suite}: leaderboard", "leaderboard")
         blocks.append(lead)
+        legend = interval_legend(intervals, boards.suite)
+        if legend:
+            blocks.append(Note(legend))
         if boards.per_task is not None:
             table = board_table(boards.per_task, rules, f"{boards.suite}: per task", "per-task")
             blocks.append(Fold(f"{boards.suite}: headline metrics per task", (table,)))
@@ -206,3 +216,18 @@ def blind_blocks(tables: Sequence[BlindTable], rules: SuiteRules) -> list[Block]
             )
         blocks.append(Table(f"{table.suite}: with vision and blind", headers, tuple(rows), "blind"))
     return blocks
+
+
+def left_out_blocks(manifest: RunManifest | None) -> list[Block]:
+    """Per suite, the rows its load skipped and the items a baseline was not asked, with the
+    first reasons: above the leaderboards, whose numbers are over what is left."""
+    found = left_out(manifest) if manifest is not None else []
+    if not found:
+        return []
+    headers = tuple(Header(h) for h in ("suite", "whose", "left out", "why (the first reasons)"))
+    rows = tuple(
+        (plain(suite.suite), plain(whose), plain(what), plain(why))
+        for suite in found
+        for whose, what, why in suite.lines()
+    )
+    return [Table(LEFT_OUT_TITLE, headers, rows, "left-out")]

@@ -7,6 +7,12 @@ the same items share one draw of resamples (`resampling`), so their intervals an
 come from the same resampled items. Suite-wide rows resample within each task (and within the
 groups a statistic compares), so each resample keeps the suite's design and the statistic stays
 the suite's: a mean of per-task accuracies stays a mean over the same tasks.
+
+Where some of a scope's items share a cluster (`clusters`: a V2X-QA scene's twelve questions),
+the draw resamples whole clusters instead, for the intervals and the pairs alike, and every
+interval of the scope is a percentile bootstrap (a Wilson interval assumes independent
+verdicts). Strata that share a cluster are then joined, as a stratum must hold whole clusters:
+a scene asked in every task makes one stratum of all tasks.
 """
 
 from __future__ import annotations
@@ -21,8 +27,15 @@ from numpy.typing import NDArray
 
 from roadeval.benchmarks.suite import Headline, ScoredItem, Statistic, Suite
 from roadeval.storage.records import MetricPairRow, MetricRow
+from roadeval.tasks.results.clusters import (
+    SuiteClusters,
+    cluster_rows,
+    joined_strata,
+    suite_clusters,
+)
 from roadeval.tasks.results.intervals import (
     BOOTSTRAP,
+    CLUSTERED,
     WILSON,
     IntervalSettings,
     percentile,
@@ -54,13 +67,29 @@ def statistic_of(headline: Headline) -> Statistic:
 
 
 @dataclass(frozen=True)
+class Draw:
+    """How a scope's items are drawn: per item its cluster (None: item by item), the strata
+    kept (their labels) and each drawn unit's stratum (a cluster's, or an item's)."""
+
+    codes: NDArray[np.int64] | None
+    labels: tuple[str, ...]
+    strata: NDArray[np.int64]
+
+    @property
+    def clusters(self) -> int | None:
+        return None if self.codes is None else len(self.strata)
+
+
+@dataclass(frozen=True)
 class Scope:
-    """One set of rows of a suite and variant: suite-wide ('*') or one task, its headlines."""
+    """One set of rows of a suite and variant: suite-wide ('*') or one task, its headlines;
+    `clusters`, the suite's (None: its items are independent)."""
 
     suite: Suite
     variant: str
     task: str
     headlines: tuple[Headline, ...]
+    clusters: SuiteClusters | None = None
 
     def items(self, scored: Items) -> list[ScoredItem]:
         """A model's items in this scope, by item id (every model's in the same order)."""
@@ -73,10 +102,12 @@ class Scope:
         labels = sorted({label for h in self.headlines for label in statistic_of(h).strata})
         return ["task", *labels] if self.task == SUITE_WIDE else labels
 
-    def strata(self, items: Items) -> NDArray[np.int64]:
-        """Each item's stratum (`strata_labels`) as an integer code."""
+    def draw(self, items: Items) -> Draw:
+        """How `items` are drawn: item by item within their strata (`strata_labels`), or by
+        cluster where two of them share one, within strata joined to hold whole clusters
+        (the labels then kept: none when the strata were joined into one)."""
         labels = self.strata_labels()
-        codes: dict[tuple[str, ...], int] = {}
+        numbered: dict[tuple[str, ...], int] = {}
         keys = [
             tuple(
                 entry.item.task if label == "task" else entry.item.labels.get(label, "")
@@ -84,7 +115,14 @@ class Scope:
             )
             for entry in items
         ]
-        return np.array([codes.setdefault(key, len(codes)) for key in keys], dtype=np.int64)
+        strata = np.array([numbered.setdefault(key, len(numbered)) for key in keys], np.int64)
+        codes = None
+        if self.clusters is not None:
+            codes = self.clusters.codes([entry.item.item_id for entry in items])
+        if codes is None:
+            return Draw(None, tuple(labels), strata)
+        joined = joined_strata(strata, codes)
+        return Draw(codes, tuple(labels) if joined.max() > 0 else (), joined)
 
 
 def measure(
@@ -112,7 +150,12 @@ def measure(
     items = next(iter(wanted.values()))[0]
     ids = [entry.item.item_id for entry in items]
     rng = seeded(settings.seed, scope.suite.name, scope.variant, scope.task, *ids)
-    sums = resampled_sums(matrices, scope.strata(items), settings.resamples, rng)
+    design = scope.draw(items)
+    if design.codes is not None:
+        drawn = [cluster_rows(matrix, design.codes) for matrix in matrices]
+    else:
+        drawn = matrices
+    sums = resampled_sums(drawn, design.strata, settings.resamples, rng)
     measured = []
     for matrix, model, headline, start, width in layout:
         statistic = statistic_of(headline)
@@ -127,6 +170,8 @@ def measure(
                 draws=statistic.value(sums[matrix][:, start : start + width]),
                 n=len(items),
                 draw=draw,
+                clusters=design.clusters,
+                strata=design.labels,
             )
         )
     return measured
@@ -179,29 +224,49 @@ def headline_intervals(
         for entry in measured:
             at = index[(entry.model, scope.task, entry.metric)]
             check(scope, entry, rows[at].value)
-            verdicts = entry.statistic.verdicts(entry.sums)
+            # Verdicts of clustered items are not independent: no Wilson interval for them.
+            verdicts = entry.statistic.verdicts(entry.sums) if entry.clusters is None else None
             interval = wilson(verdicts) if verdicts is not None else percentile(entry.draws)
-            declared = SUITE_WIDE if scope.task == SUITE_WIDE else ""
-            used[(declared, entry.metric)] = HeadlineMethod(
-                suite=suite.name,
-                task=declared,
-                metric=entry.metric,
-                method=WILSON if verdicts is not None else BOOTSTRAP,
-                strata=scope.strata_labels(),
-            )
+            method = _method(scope, entry, verdicts is not None)
+            known = used.get((scope.task, entry.metric))
+            if known is None or known.items < method.items:
+                used[(scope.task, entry.metric)] = method
             if interval is not None:
                 out[at] = replace(rows[at], ci_low=interval[0], ci_high=interval[1])
         pairs.extend(scope_pairs(scope, by_model, measured, settings, draws, run_id))
-    return HeadlineResults(out, pairs, methods(suite, used))
+    return HeadlineResults(out, pairs, methods(suite, variant, used))
+
+
+def _method(scope: Scope, entry: Measured, binomial: bool) -> HeadlineMethod:
+    """How `entry`'s interval was computed, over how many items and clusters."""
+    clustered = entry.clusters is not None
+    return HeadlineMethod(
+        suite=scope.suite.name,
+        task=scope.task,
+        metric=entry.metric,
+        method=WILSON if binomial else CLUSTERED if clustered else BOOTSTRAP,
+        strata=list(entry.strata),
+        variant=scope.variant,
+        items=entry.n,
+        clusters=entry.clusters,
+        unit=scope.suite.cluster_unit if clustered else "",
+    )
 
 
 def scopes(suite: Suite, variant: str, scored: Mapping[str, Items]) -> list[Scope]:
-    """Suite-wide, then one per task of the scored items, each with its headlines."""
+    """Suite-wide, then one per task of the scored items, each with its headlines and the
+    suite's clusters over every model's items."""
     declared = [h for h in suite.headline if h.statistic is not None]
-    tasks = sorted({entry.item.task for items in scored.values() for entry in items})
-    found = [Scope(suite, variant, SUITE_WIDE, tuple(h for h in declared if h.task == "*"))]
+    items = {entry.item.item_id: entry.item for found in scored.values() for entry in found}
+    tasks = sorted({item.task for item in items.values()})
+    clusters = suite_clusters(
+        suite.cluster_unit, ((item, suite.cluster_keys(item)) for item in items.values())
+    )
+    found = [
+        Scope(suite, variant, SUITE_WIDE, tuple(h for h in declared if h.task == "*"), clusters)
+    ]
     per_task = tuple(h for h in declared if h.task == "")
-    found += [Scope(suite, variant, task, per_task) for task in tasks]
+    found += [Scope(suite, variant, task, per_task, clusters) for task in tasks]
     return [scope for scope in found if scope.headlines]
 
 
@@ -263,17 +328,28 @@ def _shared(a: Items, b: Items) -> tuple[list[ScoredItem], list[ScoredItem]]:
     return [e for e in a if e.item.item_id in ids], [e for e in b if e.item.item_id in ids]
 
 
-def methods(suite: Suite, used: Mapping[tuple[str, str], HeadlineMethod]) -> list[HeadlineMethod]:
-    """Per declared headline, how its intervals were computed ('none' without a statistic; a
-    headline no row had is left out)."""
+def methods(
+    suite: Suite, variant: str, used: Mapping[tuple[str, str], HeadlineMethod]
+) -> list[HeadlineMethod]:
+    """Per declared headline, how its intervals were computed: suite-wide, or in each task
+    that has it ('none', under the task declared, without a statistic; a headline no row had
+    is left out)."""
     found = []
     for headline in suite.headline:
         if headline.statistic is None:
             found.append(
                 HeadlineMethod(
-                    suite=suite.name, task=headline.task, metric=headline.metric, method="none"
+                    suite=suite.name,
+                    task=headline.task,
+                    metric=headline.metric,
+                    method="none",
+                    variant=variant,
                 )
             )
-        elif (headline.task, headline.metric) in used:
-            found.append(used[(headline.task, headline.metric)])
+            continue
+        found += [
+            method
+            for (task, metric), method in used.items()
+            if metric == headline.metric and (task == SUITE_WIDE) == (headline.task == SUITE_WIDE)
+        ]
     return found

@@ -1,5 +1,6 @@
 """95% confidence intervals of headline metrics: the Wilson score interval for a share of 0/1
-verdicts, a seeded percentile bootstrap over items for everything else (docs/metrics.md).
+verdicts of independent items, a seeded percentile bootstrap over items for everything else,
+over clusters of items where items share a scene, an image or a clip (docs/metrics.md).
 
 Wilson rather than Clopper-Pearson: its coverage is close to 95% on average over p (Brown, Cai
 and DasGupta, 2001), where Clopper-Pearson's is above it by construction (often 97-99% at the
@@ -32,6 +33,7 @@ RESAMPLES = Bound(
 SEED = Bound(0, 2**63 - 1, "the bootstrap's seed: a 64-bit integer, as its readers hold one")
 WILSON = "wilson"
 BOOTSTRAP = "percentile bootstrap"
+CLUSTERED = "cluster percentile bootstrap"
 PAIRED = "paired percentile bootstrap"
 
 

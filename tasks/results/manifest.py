@@ -72,6 +72,16 @@ class Totals(Counts):
         return f"{calls(self.calls, 'model')}{judged} made"
 
 
+class SkippedGroup(_Record):
+    """The rows a suite's load left out (`on_bad_item: skip`: a bad row, a missing or unreadable
+    image, an input that could not be drawn) for one field (`field` '': the row as a whole):
+    how many, and the first one's problem (file, line, item and why)."""
+
+    field: str
+    rows: int
+    first: str
+
+
 class SuiteRecord(_Record):
     """A suite as the run loaded it: where from, which version and content, what was skipped."""
 
@@ -86,6 +96,9 @@ class SuiteRecord(_Record):
     max_attempts: int
     options: dict[str, Any]
     skipped_items: list[str]
+    # The same rows grouped by the field they failed on, largest group first (empty in
+    # manifests from before it was kept: `skipped_items` alone has them).
+    skipped: list[SkippedGroup] = Field(default_factory=list)
     # The render stage's drawings: drawn now, found in the media cache or the store, failed.
     drawings: dict[str, int]
     # file -> field -> rows carrying it, for fields outside the release's row format.
@@ -135,15 +148,23 @@ class CompactionRecord(_Record):
 
 
 class HeadlineMethod(_Record):
-    """How one headline metric's intervals were computed: `task` '*' (suite-wide) or '' (each
-    task that has it); `method` wilson, percentile bootstrap, or none (the suite declares no
-    statistic for it); `strata`: what the bootstrap resamples within."""
+    """How one headline metric's intervals were computed: `task` '*' (suite-wide) or the task
+    (or '', each task, for a headline without a statistic); `method` wilson, percentile
+    bootstrap, cluster percentile bootstrap (whole clusters of items drawn: `clusters` of them,
+    called `unit`), or none (the suite declares no statistic for it); `strata`: what the
+    bootstrap resamples within; `items`: the items it was computed over."""
 
     suite: str
     task: str
     metric: str
     method: str
     strata: list[str] = Field(default_factory=list)
+    # The items shown blind ('blind') or as released ('').
+    variant: str = ""
+    items: int = 0
+    # None where the items were drawn one by one.
+    clusters: int | None = None
+    unit: str = ""
 
 
 class IntervalsRecord(_Record):
@@ -155,6 +176,8 @@ class IntervalsRecord(_Record):
     proportion_method: str
     bootstrap_method: str
     paired_method: str
+    # Where the items are clustered: the intervals', and the pairs' (paired by cluster).
+    cluster_method: str = ""
     resamples: int
     seed: int
     headlines: list[HeadlineMethod] = Field(default_factory=list)

@@ -1,6 +1,7 @@
 """Paired differences between two models on one headline metric: the difference over the items
-both were scored on, and its percentile interval from the same resampled items for both, so
-what the items have in common cancels (a paired bootstrap)."""
+both were scored on, and its percentile interval from the same resampled items for both (the
+same resampled clusters where the items are clustered), so what the items have in common
+cancels (a paired bootstrap)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ Array = NDArray[np.float64]
 class Measured:
     """One model's headline metric over a set of items: its value, the column sums over those
     items, and its value in each resample of draw `draw` (one id per draw of items, shared by
-    the models drawn together)."""
+    the models drawn together); the draw's clusters (None: it drew items) and strata."""
 
     model: str
     metric: str
@@ -30,6 +31,8 @@ class Measured:
     draws: Array
     n: int
     draw: int
+    clusters: int | None = None
+    strata: tuple[str, ...] = ()
 
 
 def pair_row(

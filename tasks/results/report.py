@@ -22,6 +22,7 @@ from roadeval.tasks.results.formats import (
     format_interval,
     judge_placeholder,
 )
+from roadeval.tasks.results.interval_legend import interval_legend
 from roadeval.tasks.results.leaderboard import (
     ORDER_RULE,
     Board,
@@ -36,7 +37,9 @@ from roadeval.tasks.results.leaderboard import (
     task_order,
     variant_of,
 )
-from roadeval.tasks.results.manifest import PairCounts, RunManifest, shown_as
+from roadeval.tasks.results.left_out import left_out, left_out_table
+from roadeval.tasks.results.manifest import IntervalsRecord, PairCounts, RunManifest, shown_as
+from roadeval.tasks.results.money import cost_text
 from roadeval.tasks.shard.counts import COUNT_HEADINGS
 
 
@@ -220,16 +223,26 @@ def _ties_caption(boards: Leaderboards) -> str | None:
 
 
 def leaderboard_tables(
-    found: Sequence[Leaderboards], rules: SuiteRules, *, detail: bool = False
+    found: Sequence[Leaderboards],
+    rules: SuiteRules,
+    *,
+    detail: bool = False,
+    intervals: IntervalsRecord | None = None,
 ) -> list[Table]:
-    """Each suite's leaderboard with its legend; with `detail`, its per-task headlines too."""
+    """Each suite's leaderboard with its legend and what its intervals are (from `intervals`,
+    the manifest's record); with `detail`, its per-task headlines too."""
     tables: list[Table] = []
     for boards in found:
         lead = board_table(boards.lead, rules, f"{boards.suite}: leaderboard")
-        caption = _ties_caption(boards)
-        lines = [*board_legend(boards.lead), *([caption] if caption else [])]
-        lead.caption = escape("\n".join(lines))
-        lead.caption_justify = "left"
+        lines = [
+            *board_legend(boards.lead),
+            interval_legend(intervals, boards.suite),
+            _ties_caption(boards),
+        ]
+        caption = "\n".join(line for line in lines if line)
+        if caption:
+            lead.caption = escape(caption)
+            lead.caption_justify = "left"
         tables.append(lead)
         if detail and boards.per_task is not None:
             per_task = board_table(boards.per_task, rules, f"{boards.suite}: per task")
@@ -287,13 +300,11 @@ def health_table(counts: Sequence[PairCounts]) -> Table:
         headings.append(COUNT_HEADINGS["scorer_errors"])
     if stopped:
         headings.append("items not finished")
-    for heading in [*headings, "cost USD"]:
+    for heading in [*headings, "cost"]:
         table.add_column(heading, justify="right")
     for c in counts:
-        cost = f"{c.cost_usd:.4f}"
-        if not c.cost_known:
-            # No price in LiteLLM's map and none in the panel: unknown, which is not zero.
-            cost = "unpriced" if c.cost_usd == 0 else f"≥{cost} (some unpriced)"
+        # Requests of unknown cost: how many, or some (a manifest from before they were counted).
+        cost = cost_text(c.cost_usd, c.unknown_cost if c.unknown_cost or c.cost_known else None)
         cells = [str(getattr(c, name)) for name in _HEALTH_COUNTS]
         if judged:
             cells += [str(c.judge_calls), str(c.judge_cached), str(c.unscored)]
@@ -335,11 +346,13 @@ def print_leaderboards(
     baselines: Collection[str],
     pairs: Sequence[MetricPairRow] = (),
     detail: bool = False,
+    intervals: IntervalsRecord | None = None,
 ) -> None:
-    """The leaderboard per suite, then the blind ablation where the run has one; with
-    `detail`, each suite's per-task headlines, its metrics per task and per slice."""
+    """The leaderboard per suite (with what its intervals are, from the manifest's
+    `intervals`), then the blind ablation where the run has one; with `detail`, each suite's
+    per-task headlines, its metrics per task and per slice."""
     found = leaderboards(metrics, rules, health=health, baselines=baselines, pairs=pairs)
-    for table in leaderboard_tables(found, rules, detail=detail):
+    for table in leaderboard_tables(found, rules, detail=detail, intervals=intervals):
         console.print(table)
     for blind in blind_tables(metrics, rules, baselines=baselines):
         console.print(blind_table(blind, rules))
@@ -368,8 +381,11 @@ def print_report(
         baselines=manifest_baselines(manifest),
         pairs=pairs,
         detail=detail,
+        intervals=manifest.intervals,
     )
     console.print(health_table(manifest.counts))
+    if found := left_out(manifest):
+        console.print(left_out_table(found))
     for c in manifest.counts:
         where = f"{escape(c.who)} on {escape(c.suite)}"
         if c.errors:

@@ -11,12 +11,26 @@ from roadeval.storage.records import MetricPairRow, MetricRow
 from roadeval.tasks.results.headlines import headline_intervals
 from roadeval.tasks.results.intervals import (
     BOOTSTRAP,
+    CLUSTERED,
     LEVEL,
     PAIRED,
     WILSON,
     IntervalSettings,
 )
 from roadeval.tasks.results.manifest import IntervalsRecord
+
+
+def intervals_record(settings: IntervalSettings) -> IntervalsRecord:
+    """The record of intervals computed with `settings`, its headlines yet to be added."""
+    return IntervalsRecord(
+        level=LEVEL,
+        proportion_method=WILSON,
+        bootstrap_method=BOOTSTRAP,
+        paired_method=PAIRED,
+        cluster_method=CLUSTERED,
+        resamples=settings.resamples,
+        seed=settings.seed,
+    )
 
 
 def run_intervals(
@@ -30,14 +44,7 @@ def run_intervals(
     """`metrics` with intervals on the headline rows, the pairs' rows and the record, for the
     items of `variant`; `scored` is keyed by (suite, model)."""
     started = time.perf_counter()
-    record = IntervalsRecord(
-        level=LEVEL,
-        proportion_method=WILSON,
-        bootstrap_method=BOOTSTRAP,
-        paired_method=PAIRED,
-        resamples=settings.resamples,
-        seed=settings.seed,
-    )
+    record = intervals_record(settings)
     rows = list(metrics)
     pairs: list[MetricPairRow] = []
     for name in sorted({suite for suite, _ in scored}):

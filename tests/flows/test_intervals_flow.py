@@ -1,6 +1,6 @@
 """A real run lands its headline metrics with 95% intervals and every pair of models' paired
-differences (`metric_pairs`), records method, resamples and seed in its manifest, and a second
-identical run lands the same intervals."""
+differences (`metric_pairs`), records method, resamples, seed and clusters in its manifest, and
+a second identical run lands the same intervals."""
 
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ def test_a_run_lands_intervals_and_paired_differences_reproducibly(
     by_key = {(m, metric): (float(v), float(lo), float(hi)) for m, metric, v, lo, hi in found}
     value, low, high = by_key[("letter-a", "accuracy")]
     assert 0 < low < value < high < 1
-    # All right: Wilson's interval reaches 1 exactly.
+    # All right: every resample is all right, so the interval is [1, 1].
     assert by_key[("right-1", "accuracy")][0] == by_key[("right-1", "accuracy")][2] == 1.0
     # Rows that are no headline carry no interval.
     others = "select count(*) from metrics where run_id = '{}' and ci_low is not null and ({})"
@@ -95,11 +95,15 @@ def test_a_run_lands_intervals_and_paired_differences_reproducibly(
 
     record = _manifests(store)[0]["intervals"]
     assert (record["level"], record["resamples"], record["seed"]) == (0.95, 400, 11)
-    methods = {h["metric"]: (h["method"], h["strata"]) for h in record["headlines"]}
+    # The demo asks two questions of each of two images: its 43 items are 41 clusters, drawn
+    # within difficulty and modality (each image's questions share both).
+    methods = {
+        h["metric"]: (h["method"], h["strata"], h["clusters"], h["items"])
+        for h in record["headlines"]
+    }
+    strata = ["task", "difficulty", "modality"]
     assert methods == {
-        "accuracy": ("wilson", ["task", "difficulty", "modality"]),
-        "modality_penalty": ("percentile bootstrap", ["task", "difficulty", "modality"]),
-        "difficulty_penalty": ("percentile bootstrap", ["task", "difficulty", "modality"]),
+        metric: ("cluster percentile bootstrap", strata, 41, 43) for metric in TRIP_HEADLINES
     }
 
     # The same panel again (its answers reused): the same intervals and pairs, to the bit.

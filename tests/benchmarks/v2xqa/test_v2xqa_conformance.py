@@ -1,6 +1,7 @@
 """Conformance with the release extracts in ../shared/samples/v2x-qa (skips when absent): every
 task loads, missing images are reported rather than dropped, the prompt is the release's
-character for character, and the gold letters score as the release would count them.
+character for character, the gold letters score as the release would count them, and each
+scene's twelve questions are one cluster.
 
 The extracts carry no images (the release does not ship V2X-Seq-SPD): the tests draw a small
 stand-in for every image id under roots of their own."""
@@ -21,6 +22,7 @@ from roadeval.benchmarks.output import ModelOutput
 from roadeval.benchmarks.suite import ParseStatus, PredictionsRequest, ScoredItem
 from roadeval.benchmarks.v2xqa.suite import V2XQASuite
 from roadeval.benchmarks.v2xqa.tasks import TASK_IDS
+from roadeval.tasks.results.clusters import suite_clusters
 
 # The release's SYSTEM_PROMPT and build_user_text output (model/eval/
 # v2x_moe_eval_mcqa_qwen3.py, commit ee2e9fe), written out for three sample rows.
@@ -179,3 +181,19 @@ def test_score_predictions_on_the_extracts(samples: Path, tmp_path: Path) -> Non
     assert all(task["accuracy"] == 1.0 for task in report["tasks"].values())
     assert sorted(report["views"]) == ["CO", "IS", "VS"]
     assert report["overall"]["items"] == 120 and report["overall"]["ece"] == 0.0
+
+
+def test_the_extracts_ask_twelve_questions_of_each_scene(
+    suite: V2XQASuite, items: dict[str, Item]
+) -> None:
+    """A scene is a vehicle-side frame and the roadside frame the cooperative rows pair with it
+    (VS 000096 with IS 000087); sample ids are per side, so the roadside sample 000096 belongs
+    to another scene (the one of vehicle frame 000104)."""
+    clusters = suite_clusters(
+        suite.cluster_unit, ((item, suite.cluster_keys(item)) for item in items.values())
+    )
+    sizes = Counter(clusters.of.values())
+    assert sorted(sizes.values()) == [12] * 10
+    scene = clusters.of["CO1:000096"]
+    assert clusters.of["VS4:000096"] == clusters.of["IS2:000087"] == scene
+    assert clusters.of["IS1:000096"] == clusters.of["VS1:000104"] != scene
