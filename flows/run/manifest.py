@@ -16,6 +16,7 @@ from roadeval.flows.stages.load import LoadedSuite
 from roadeval.flows.stages.orchestration import OrchestratorKind, configured_api_url
 from roadeval.tasks.requests.model_spec import redact_model
 from roadeval.tasks.results.engines import EngineRecord, EnginesRecord, bare_address
+from roadeval.tasks.results.left_out import skipped_groups
 from roadeval.tasks.results.manifest import (
     GenerationRecord,
     PairCounts,
@@ -115,6 +116,7 @@ def suite_record(loaded: LoadedSuite, judge: dict[str, Any] | None = None) -> Su
         max_attempts=loaded.suite.max_attempts,
         options=loaded.suite.options(),
         skipped_items=[str(p) for p in loaded.skipped],
+        skipped=skipped_groups(loaded.skipped),
         drawings=loaded.drawings,
         unknown_fields=loaded.unknown_fields,
         unknown_fields_message=loaded.unknown_fields_message,
@@ -149,7 +151,7 @@ def build_manifest(
         judge=judge,
         generation=generation_in_force(inputs.shards),
         not_covered=inputs.not_covered,
-        planned_items=sum(len(shard.items) for shard in inputs.shards),
+        planned_items=sum(len(shard.items) * shard.samples for shard in inputs.shards),
         counts=counts,
         totals=totals(counts),
         orchestrator=str(run.orchestrator.kind),

@@ -19,9 +19,12 @@ from roadeval.storage.store import Store
 from roadeval.tasks.calls.gateway import ModelClient
 from roadeval.tasks.render.blind import BLIND
 from roadeval.tasks.requests.model_spec import ModelSpec
+from roadeval.tasks.results.leaderboard import task_order
 from roadeval.tasks.shard.plan import Shard, ShardPlan
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from roadeval.tasks.render.stage import Renders
     from roadeval.tasks.rerun.answers import ShardBaseline
 
@@ -74,19 +77,21 @@ def applicable(
                     if find_baseline(spec.baseline_name, suite.suite.name, item.task) is not None
                 ]
                 if len(items) < len(suite.items):
+                    asked = {item.task for item in items}
                     skipped.append(
                         {
                             "suite": suite.suite.name,
                             "model": spec.label,
                             "items_not_covered": len(suite.items) - len(items),
                             "why": "the baseline has no rule for those tasks",
+                            "tasks": sorted({i.task for i in suite.items} - asked, key=task_order),
                         }
                     )
             pairs.append(Applies(suite, spec, items))
-    asked = [pair for pair in pairs if pair.items]
-    if not asked:
+    applying = [pair for pair in pairs if pair.items]
+    if not applying:
         raise EmptyRunError(_why_empty(panel, loaded))
-    judged = sorted({pair.suite.suite.name for pair in asked if pair.suite.suite.uses_judge})
+    judged = sorted({pair.suite.suite.name for pair in applying if pair.suite.suite.uses_judge})
     if judged and panel.judge is None:
         raise NoJudgeError(
             f"panel {panel.name!r}: {', '.join(judged)} scores answers with a judge model, and "
@@ -106,13 +111,16 @@ def plan_shards(
     rescore: bool = False,
     copied: CopyCandidates | None = None,
     shown: Mapping[str, Collection[str]] | None = None,
+    counted: bool = False,
 ) -> list[Shard]:
     """Split each suite x model that applies (`applicable`) into chunks. On a rerun, the items
     whose baseline outcomes may be copied (`copied`) make one shard per suite x model x sample,
     whatever its size: copying costs a few store requests per shard, so a rerun's cost follows
     what changed, not the panel's size. With the panel's `blind` ablation, the items that show
     an image (`shown`, per suite: those with blind renders) are sharded again under variant
-    'blind', after the released ones of their suite x model."""
+    'blind', after the released ones of their suite x model. `counted` (a dry run, which asks
+    nothing): a shard stands for every sample of its items (`Shard.samples`), so the shards do
+    not multiply with the samples."""
     shards: list[Shard] = []
     for pair in pairs:
         suite, spec, items = pair.suite, pair.spec, pair.items
@@ -120,10 +128,16 @@ def plan_shards(
         if shown is not None and BLIND in panel.ablations:
             with_images = shown.get(suite.suite.name, ())
             variants.append((BLIND, [item for item in items if item.item_id in with_images]))
+        # A dry run's shard counts every sample (from 1); a run's asks one sample each.
+        samples, each = (1, spec.samples) if counted else (spec.samples, 1)
         for variant, chosen in variants:
-            for sample in range(1, spec.samples + 1):
+            for sample in range(1, samples + 1):
+                # Copies get a shard of their own for answering's sake; a dry run answers
+                # nothing (its plan still finds each sample's outcome to copy).
                 taken = (
-                    copied(suite.suite.name, spec.label, sample, variant) if copied else frozenset()
+                    copied(suite.suite.name, spec.label, sample, variant)
+                    if copied and not counted
+                    else frozenset()
                 )
                 for chunk, copies in _chunks(chosen, taken, panel.chunk_size):
                     shards.append(
@@ -137,6 +151,7 @@ def plan_shards(
                             sample=sample,
                             copies=copies,
                             variant=variant,
+                            samples=each,
                         )
                     )
     return shards
@@ -186,21 +201,28 @@ PLAN_SHARD = Stage(
 
 def land_plan(store: Store, name: str, plans: list[ShardPlan], judge: ModelClient | None) -> None:
     """Plans as one landing (`name`), before their first call, partitioned by suite x model:
-    a dry run's whole plan, else each shard's own before the shard is asked."""
-    import pyarrow as pa
-
-    from roadeval.tasks.shard.plan import plan_table
+    each shard's own before the shard is asked (a dry run's, in batches: `run.dry_run`)."""
+    from roadeval.tasks.shard.plan_table import plan_table
 
     now = datetime.now(UTC)
-    parts: dict[tuple[str, str], list[pa.Table]] = {}
+    tables: dict[tuple[str, str], list[pa.Table]] = {}
     for plan in plans:
         where = (plan.shard.suite.name, plan.shard.client.spec.label)
-        parts.setdefault(where, []).append(plan_table(plan, judge, now))
+        tables.setdefault(where, []).append(plan_table(plan, judge, now))
+    land_plan_tables(store, name, tables)
+
+
+def land_plan_tables(
+    store: Store, name: str, tables: dict[tuple[str, str], list[pa.Table]]
+) -> None:
+    """Plan rows (tables of them by suite x model) as one landing, a part per suite x model."""
+    import pyarrow as pa
+
     land(
         store,
         name,
         [
-            Part("plan", suite=suite, model=model, copied=pa.concat_tables(tables))
-            for (suite, model), tables in parts.items()
+            Part("plan", suite=suite, model=model, copied=pa.concat_tables(parts))
+            for (suite, model), parts in tables.items()
         ],
     )
