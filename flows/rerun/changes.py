@@ -3,13 +3,14 @@ per item) against the baseline's, landed as the `changes` table before the first
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from roadeval.flows.rerun.baseline import BaselineRun
 from roadeval.flows.stages.load import LoadedSuite
 from roadeval.storage.landing import Part, land, read_rows
 from roadeval.storage.records import ChangeRow, ItemRow
 from roadeval.storage.store import Store
 from roadeval.storage.tables import part_key
-from roadeval.tasks.render.stage import Renders
 from roadeval.tasks.rerun.changes import (
     ChangeKind,
     LedgerEntry,
@@ -18,8 +19,9 @@ from roadeval.tasks.rerun.changes import (
     ledger_of,
     prompt_hash,
 )
-from roadeval.tasks.results.items import item_row
-from roadeval.tasks.shard.plan import shared_prompt
+
+if TYPE_CHECKING:
+    from roadeval.tasks.render.stage import Renders
 
 
 def changes_name(run_id: str) -> str:
@@ -55,6 +57,9 @@ def suite_changes(
     baseline: BaselineRun | None,
 ) -> list[ChangeRow]:
     """One suite's ledger rows: every item of the run, then the baseline's items now gone."""
+    from roadeval.tasks.results.items import item_row
+    from roadeval.tasks.shard.plan import shared_prompt
+
     suite = loaded.suite
     prompts = {
         item.item_id: shared_prompt(suite, item, renders.get(item.item_id, ()))

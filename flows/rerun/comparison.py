@@ -3,6 +3,8 @@ before the first call; the metric deltas, with the metrics."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from roadeval.flows.panel.file import Panel
 from roadeval.flows.rerun.baseline import BaselineReader, BaselineRun, scoring_key
 from roadeval.flows.rerun.changes import suite_changes
@@ -11,9 +13,11 @@ from roadeval.storage.landing import read_rows
 from roadeval.storage.records import ChangeRow, MetricDeltaRow, MetricRow
 from roadeval.storage.store import Store, StoreError, describe_store_error
 from roadeval.storage.tables import part_key
-from roadeval.tasks.render.stage import Renders
 from roadeval.tasks.requests.model_spec import redact_model
 from roadeval.tasks.rerun.deltas import metric_deltas
+
+if TYPE_CHECKING:
+    from roadeval.tasks.render.stage import Renders
 
 
 def compare_with_baseline(

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 from roadeval.flows.stages.orchestration import Logger
 
 if TYPE_CHECKING:
-    from roadeval.flows.run.parts import RunContext, RunInputs
     from roadeval.flows.run.summary import RunSummary
     from roadeval.flows.stages.orchestration import Orchestrator
     from roadeval.tasks.results.manifest import Totals
@@ -58,16 +57,17 @@ class RunLog:
     def __init__(self, logger: Logger | None = None) -> None:
         self.logger = logger if logger is not None else run_logger()
 
-    def started(self, context: RunContext, inputs: RunInputs) -> None:
-        baseline = inputs.baseline
+    def started(
+        self, run_id: str, panel: str, store: str, shards: int, suites: int, baseline: str | None
+    ) -> None:
         self.logger.info(
             "run %s of panel %s: store %s, %d shards of %d suites, %s",
-            context.run_id,
-            context.panel.name,
-            context.store.uri,
-            len(inputs.shards),
-            len(inputs.loaded),
-            f"compared with run {baseline.run_id}" if baseline else "no baseline run",
+            run_id,
+            panel,
+            store,
+            shards,
+            suites,
+            f"compared with run {baseline}" if baseline else "no baseline run",
         )
 
     def shard_landed(self, result: ShardResult) -> None:

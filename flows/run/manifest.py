@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roadeval.benchmarks.generation import departures, effective_params
 from roadeval.flows.rerun.changes import count_changes
@@ -16,7 +16,6 @@ from roadeval.flows.stages.load import LoadedSuite
 from roadeval.flows.stages.orchestration import OrchestratorKind, configured_api_url
 from roadeval.tasks.requests.model_spec import redact_model
 from roadeval.tasks.results.engines import EngineRecord, EnginesRecord, bare_address
-from roadeval.tasks.results.left_out import skipped_groups
 from roadeval.tasks.results.manifest import (
     GenerationRecord,
     PairCounts,
@@ -26,9 +25,11 @@ from roadeval.tasks.results.manifest import (
     UnscoredMetric,
 )
 from roadeval.tasks.shard.counts import COUNTS, new_counts
-from roadeval.tasks.shard.plan import Shard
-from roadeval.tasks.shard.stages import ShardResult
 from roadeval.version import __version__
+
+if TYPE_CHECKING:
+    from roadeval.tasks.shard.plan import Shard
+    from roadeval.tasks.shard.stages import ShardResult
 
 
 def code_version() -> str:
@@ -103,6 +104,7 @@ def generation_in_force(shards: Sequence[Shard]) -> list[GenerationRecord]:
 def suite_record(loaded: LoadedSuite, judge: dict[str, Any] | None = None) -> SuiteRecord:
     """A loaded suite as the manifest lists it (`judge`: the panel's, as dumped)."""
     from roadeval.flows.rerun.baseline import scoring_key
+    from roadeval.tasks.results.left_out import skipped_groups
 
     return SuiteRecord(
         name=loaded.suite.name,

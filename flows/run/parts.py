@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from roadeval.flows.panel.file import Panel
+from roadeval.flows.run.log import RunLog
 from roadeval.flows.stages.load import LoadedSuite
 from roadeval.flows.stages.orchestration import Orchestrator
 from roadeval.storage.store import Store
@@ -74,3 +75,15 @@ class RunEngines:
     judge: ModelClient | None
     remote: RemoteScoring | None
     in_flight: InFlightAtStop
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run as its stages see it, made once it is set up (`flows.run.setup`): which run
+    (context), what it evaluates (inputs), what it calls with (engines), and where its own log
+    lines go."""
+
+    context: RunContext
+    inputs: RunInputs
+    engines: RunEngines
+    log: RunLog

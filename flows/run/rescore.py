@@ -5,9 +5,12 @@ refusal is bad input, and leaves no `failed` run behind."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from roadeval.tasks.results.manifest import shown_as
-from roadeval.tasks.shard.plan import ShardPlan
+
+if TYPE_CHECKING:
+    from roadeval.tasks.shard.plan import ShardPlan
 
 
 class RescoreRefused(ValueError):

@@ -1,5 +1,7 @@
-"""Starting a run: its id and start time, the store checked, the suites loaded (one stage each),
-then `flows.run.execute` for the rest. The same code path under Prefect and inline."""
+"""A run's life, top-down: its id and start time, the checks before it (`preflight`), its
+baseline, its suites loaded (one stage each) and the pairs of the panel that apply, then set up
+(`setup`), executed (`execute`) and, finished, reported (`report`). The same code path under
+Prefect and inline."""
 
 from __future__ import annotations
 
@@ -9,10 +11,12 @@ from datetime import UTC, datetime
 from roadeval.environment import tune_collector_for_run
 from roadeval.flows.panel.file import Panel
 from roadeval.flows.rerun.baseline import find_baseline
+from roadeval.flows.run.execute import execute_run
 from roadeval.flows.run.preflight import check_before_run
 from roadeval.flows.run.report import keep_report
+from roadeval.flows.run.setup import Started, set_up
 from roadeval.flows.run.summary import RunSummary
-from roadeval.flows.stages.load import LOAD_SUITE
+from roadeval.flows.stages.load import LOAD_SUITE, applicable
 from roadeval.flows.stages.orchestration import Orchestrator
 
 
@@ -36,13 +40,28 @@ def run_panel(
     store = check_before_run(panel, store_uri)
     # Before anything is loaded or asked: a baseline that cannot be one is bad input.
     baseline = find_baseline(store, panel, against)
+    # The run's own log lines are chosen here, in the flow's thread (Prefect's run logger).
+    logger = orchestrator.run_logger()
     loaded = [orchestrator.call(LOAD_SUITE, panel, i) for i in range(len(panel.suites))]
-    # The gateway (LiteLLM) only now: the CLI has been importing it in the background meanwhile.
-    from roadeval.flows.run.execute import execute_run
-
-    summary = execute_run(
-        run_id, started, panel, store, loaded, orchestrator, dry_run, baseline, rescore, report
+    # The panel is checked (a model for every suite, a judge where one scores) before anything
+    # is drawn.
+    pairs, not_covered = applicable(panel, loaded)
+    start = Started(
+        run_id,
+        started,
+        panel,
+        store,
+        orchestrator,
+        dry_run,
+        rescore,
+        report,
+        baseline,
+        loaded,
+        pairs,
+        not_covered,
+        logger,
     )
+    summary = execute_run(set_up(start))
     if report:
         keep_report(summary, store, orchestrator)
     return summary

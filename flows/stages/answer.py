@@ -1,23 +1,27 @@
 """The answer stage: a shard answered and scored, and how a run's shards go to answering: in
 turn from each suite x model (so that a bounded pool keeps every model busy), in the run's own
-process or spread over answer worker processes once the plans hold enough calls to models."""
+process or spread over answer worker processes once the plans hold enough calls to models.
+The shard code is imported where it is used: the command imports it in the background meanwhile
+(`flows.run.warmup`)."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roadeval.flows.stages.orchestration import Stage
 from roadeval.storage.store import Store
-from roadeval.tasks.calls.gateway import ModelClient
-from roadeval.tasks.calls.stopping import StopSignal
-from roadeval.tasks.shard.answer_workers import AnswerWorkers, processes_for
-from roadeval.tasks.shard.plan import Shard, ShardPlan
-from roadeval.tasks.shard.remote_scoring import RemoteScoring
-from roadeval.tasks.shard.stages import ShardResult, run_shard
 from roadeval.tasks.shard.worker_server import server_warmed
+
+if TYPE_CHECKING:
+    from roadeval.tasks.calls.gateway import ModelClient
+    from roadeval.tasks.calls.stopping import StopSignal
+    from roadeval.tasks.shard.answer_workers import AnswerWorkers
+    from roadeval.tasks.shard.plan import Shard, ShardPlan
+    from roadeval.tasks.shard.remote_scoring import RemoteScoring
+    from roadeval.tasks.shard.stages import ShardResult
 
 
 def answer_shard(
@@ -30,6 +34,8 @@ def answer_shard(
     """Answer one shard: in an answer worker process when the run spreads its calls and the
     shard can go (see `AnswerWorkers.can_take`; the stage waits for their start), else
     here."""
+    from roadeval.tasks.shard.stages import run_shard
+
     if workers is not None and workers.can_take(plan, remote):
         return workers.run(plan, store, judge)
     return run_shard(plan, store, judge, remote)
@@ -121,6 +127,8 @@ class AnswerSpread:
             if not plan.shard.client.spec.is_baseline and not plan.shard.copies:
                 self.planned += len(plan.items)
                 self.requests += unanswered_first_attempts(plan)
+            from roadeval.tasks.shard.answer_workers import processes_for
+
             warmed = server_warmed()
             processes = processes_for(self.configured, self.projected_requests(), warmed)
             if processes == 0:
@@ -134,6 +142,8 @@ class AnswerSpread:
         return StartingWorkers(self._starting, self)
 
     def _start(self, processes: int) -> None:
+        from roadeval.tasks.shard.answer_workers import AnswerWorkers
+
         clients = self.clients()
         gates: Mapping[str, Any] = {c.spec.label: c.gate for c in clients}
         stats: Mapping[str, Any] = {c.spec.label: c.stats for c in clients}
@@ -158,6 +168,8 @@ class StartingWorkers:
         self._spread = spread
 
     def can_take(self, plan: ShardPlan, remote: RemoteScoring | None) -> bool:
+        from roadeval.tasks.shard.answer_workers import AnswerWorkers
+
         return AnswerWorkers.can_take(plan, remote)
 
     def run(self, plan: ShardPlan, store: Store, judge: ModelClient | None) -> ShardResult:

@@ -1,19 +1,22 @@
 """The load stage: the panel's suites loaded from their release files, or generated demo data,
-one stage per suite."""
+one stage per suite; then the suite x model pairs of the panel that apply to them (`applicable`),
+checked before anything is drawn."""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from roadeval.benchmarks.errors import ItemProblem, SuiteSourceError, UnknownFieldPolicy
 from roadeval.benchmarks.item import Item, suite_hash
 from roadeval.benchmarks.loading import UnknownFields, describe_unknown_fields
-from roadeval.benchmarks.registry import get_suite
+from roadeval.benchmarks.registry import find_baseline, get_suite
 from roadeval.benchmarks.suite import Suite
 from roadeval.flows.panel.file import Panel, SuiteEntry
 from roadeval.flows.stages.orchestration import Stage
+from roadeval.tasks.requests.model_spec import ModelSpec
 
 
 def demo_root() -> Path:
@@ -95,3 +98,82 @@ def load_suite(panel: Panel, index: int) -> LoadedSuite:
 
 # The name is Prefect's task name (`flows.prefect.flow`).
 LOAD_SUITE = Stage("load-suite", load_suite)
+
+
+class EmptyRunError(ValueError):
+    """A panel in which no model applies to any suite: nothing would run, which is a mistake."""
+
+
+class NoJudgeError(ValueError):
+    """A suite that scores with a judge, in a panel that names none."""
+
+
+@dataclass(frozen=True)
+class Applies:
+    """A suite x model of the panel that applies: the items the model is asked (a baseline's:
+    those of the tasks it has a rule for)."""
+
+    suite: LoadedSuite
+    spec: ModelSpec
+    items: list[Item]
+
+
+def applicable(
+    panel: Panel, loaded: list[LoadedSuite]
+) -> tuple[list[Applies], list[dict[str, Any]]]:
+    """The suite x model pairs that apply, and the items a baseline cannot answer (`skipped`);
+    checked before anything is drawn: a panel in which nothing applies, or a judged suite
+    without a judge, is refused here (EmptyRunError, NoJudgeError)."""
+    from roadeval.tasks.results.leaderboard import task_order
+
+    pairs: list[Applies] = []
+    skipped: list[dict[str, Any]] = []
+    for suite in loaded:
+        for spec in panel.models:
+            if spec.suites is not None and suite.suite.name not in spec.suites:
+                continue
+            items = suite.items
+            if spec.is_baseline:
+                items = [
+                    item
+                    for item in items
+                    if find_baseline(spec.baseline_name, suite.suite.name, item.task) is not None
+                ]
+                if len(items) < len(suite.items):
+                    asked = {item.task for item in items}
+                    skipped.append(
+                        {
+                            "suite": suite.suite.name,
+                            "model": spec.label,
+                            "items_not_covered": len(suite.items) - len(items),
+                            "why": "the baseline has no rule for those tasks",
+                            "tasks": sorted({i.task for i in suite.items} - asked, key=task_order),
+                        }
+                    )
+            pairs.append(Applies(suite, spec, items))
+    applying = [pair for pair in pairs if pair.items]
+    if not applying:
+        raise EmptyRunError(_why_empty(panel, loaded))
+    judged = sorted({pair.suite.suite.name for pair in applying if pair.suite.suite.uses_judge})
+    if judged and panel.judge is None:
+        raise NoJudgeError(
+            f"panel {panel.name!r}: {', '.join(judged)} scores answers with a judge model, and "
+            "the panel names none: add a `judge:` entry, e.g. `judge: {api_base: URL}` for the "
+            "default judge (Qwen/Qwen3-VL-32B-Instruct on an OpenAI-compatible server), any other "
+            "model spec, or `judge: {model: roadeval/midpoint-judge}` offline"
+        )
+    return pairs, skipped
+
+
+def _why_empty(panel: Panel, loaded: list[LoadedSuite]) -> str:
+    names = [s.suite.name for s in loaded]
+    reasons = []
+    for spec in panel.models:
+        if spec.suites is not None and not set(spec.suites) & set(names):
+            reasons.append(f"{spec.label} is limited to suites {', '.join(spec.suites)}")
+        elif spec.is_baseline:
+            reasons.append(f"{spec.label} is a baseline with no rule for their tasks")
+    return (
+        f"panel {panel.name!r}: no model applies to any of its suites ({', '.join(names)}): "
+        + "; ".join(reasons)
+    )

@@ -1,32 +1,30 @@
-"""The plan stage: the run's shards (every suite x every model that applies to it, in chunks),
-each shard planned (its requests, their stored answers, what a rerun takes from its baseline),
-and the plans landed before their first call."""
+"""The plan stage: the run's shards (every suite x every model that applies to it, in chunks;
+`stages.load.applicable` says which apply), each shard planned (its requests, their stored
+answers, what a rerun takes from its baseline), and the plans landed before their first call.
+The shard code is imported where it is used: the command imports it in the background meanwhile
+(`flows.run.warmup`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from roadeval.benchmarks.item import Item
-from roadeval.benchmarks.registry import find_baseline
 from roadeval.flows.panel.file import Panel
-from roadeval.flows.stages.load import LoadedSuite
+from roadeval.flows.stages.load import Applies
 from roadeval.flows.stages.orchestration import Stage
 from roadeval.storage.landing import Part, land
 from roadeval.storage.store import Store
-from roadeval.tasks.calls.gateway import ModelClient
 from roadeval.tasks.render.blind import BLIND
-from roadeval.tasks.requests.model_spec import ModelSpec
-from roadeval.tasks.results.leaderboard import task_order
-from roadeval.tasks.shard.plan import Shard, ShardPlan
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from roadeval.tasks.calls.gateway import ModelClient
     from roadeval.tasks.render.stage import Renders
     from roadeval.tasks.rerun.answers import ShardBaseline
+    from roadeval.tasks.shard.plan import Shard, ShardPlan
 
 # Item ids of a suite x model x sample x variant whose baseline outcomes a rerun may copy.
 CopyCandidates = Callable[[str, str, int, str], frozenset[str]]
@@ -37,69 +35,6 @@ class BaselineForShards(Protocol):
     shard of this suite x model may take from it."""
 
     def for_shard(self, suite: str, model: str) -> ShardBaseline | None: ...
-
-
-class EmptyRunError(ValueError):
-    """A panel in which no model applies to any suite: nothing would run, which is a mistake."""
-
-
-class NoJudgeError(ValueError):
-    """A suite that scores with a judge, in a panel that names none."""
-
-
-@dataclass(frozen=True)
-class Applies:
-    """A suite x model of the panel that applies: the items the model is asked (a baseline's:
-    those of the tasks it has a rule for)."""
-
-    suite: LoadedSuite
-    spec: ModelSpec
-    items: list[Item]
-
-
-def applicable(
-    panel: Panel, loaded: list[LoadedSuite]
-) -> tuple[list[Applies], list[dict[str, Any]]]:
-    """The suite x model pairs that apply, and the items a baseline cannot answer (`skipped`);
-    checked before anything is drawn: a panel in which nothing applies, or a judged suite
-    without a judge, is refused here (EmptyRunError, NoJudgeError)."""
-    pairs: list[Applies] = []
-    skipped: list[dict[str, Any]] = []
-    for suite in loaded:
-        for spec in panel.models:
-            if spec.suites is not None and suite.suite.name not in spec.suites:
-                continue
-            items = suite.items
-            if spec.is_baseline:
-                items = [
-                    item
-                    for item in items
-                    if find_baseline(spec.baseline_name, suite.suite.name, item.task) is not None
-                ]
-                if len(items) < len(suite.items):
-                    asked = {item.task for item in items}
-                    skipped.append(
-                        {
-                            "suite": suite.suite.name,
-                            "model": spec.label,
-                            "items_not_covered": len(suite.items) - len(items),
-                            "why": "the baseline has no rule for those tasks",
-                            "tasks": sorted({i.task for i in suite.items} - asked, key=task_order),
-                        }
-                    )
-            pairs.append(Applies(suite, spec, items))
-    applying = [pair for pair in pairs if pair.items]
-    if not applying:
-        raise EmptyRunError(_why_empty(panel, loaded))
-    judged = sorted({pair.suite.suite.name for pair in applying if pair.suite.suite.uses_judge})
-    if judged and panel.judge is None:
-        raise NoJudgeError(
-            f"panel {panel.name!r}: {', '.join(judged)} scores answers with a judge model, and "
-            "the panel names none: add a `judge:` entry, e.g. `judge: {api_base: URL}` for the "
-            "default judge (Qwen/Qwen3-VL-32B-Instruct on an OpenAI-compatible server), any other "
-            "model spec, or `judge: {model: roadeval/midpoint-judge}` offline"
-        )
-    return pairs, skipped
 
 
 def plan_shards(
@@ -121,6 +56,8 @@ def plan_shards(
     'blind', after the released ones of their suite x model. `counted` (a dry run, which asks
     nothing): a shard stands for every sample of its items (`Shard.samples`), so the shards do
     not multiply with the samples."""
+    from roadeval.tasks.shard.plan import Shard
+
     shards: list[Shard] = []
     for pair in pairs:
         suite, spec, items = pair.suite, pair.spec, pair.items
@@ -165,20 +102,6 @@ def _chunks(items: list[Item], taken: frozenset[str], size: int) -> list[tuple[l
     if len(rest) < len(items):
         chunks.insert(0, ([item for item in items if item.item_id in taken], True))
     return chunks
-
-
-def _why_empty(panel: Panel, loaded: list[LoadedSuite]) -> str:
-    names = [s.suite.name for s in loaded]
-    reasons = []
-    for spec in panel.models:
-        if spec.suites is not None and not set(spec.suites) & set(names):
-            reasons.append(f"{spec.label} is limited to suites {', '.join(spec.suites)}")
-        elif spec.is_baseline:
-            reasons.append(f"{spec.label} is a baseline with no rule for their tasks")
-    return (
-        f"panel {panel.name!r}: no model applies to any of its suites ({', '.join(names)}): "
-        + "; ".join(reasons)
-    )
 
 
 def plan_shard(

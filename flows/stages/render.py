@@ -1,20 +1,26 @@
 """The render stage of a run: every suite's renders (drawn on Dask where a suite draws), and what
-a drawing that failed means for the run, by the suite's bad-item policy."""
+a drawing that failed means for the run, by the suite's bad-item policy. The run submits the
+stage (`flows.run.setup`); `drawn` waits for it."""
 
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from roadeval.benchmarks.errors import BadItemPolicy, ItemError
 from roadeval.flows.stages.load import LoadedSuite
-from roadeval.flows.stages.orchestration import Orchestrator, Stage
+from roadeval.flows.stages.orchestration import Stage, StageFuture
 from roadeval.storage.store import Store
 from roadeval.tasks.render.blind import BLIND, BlindImages
 from roadeval.tasks.render.cluster import RenderConfig
-from roadeval.tasks.render.stage import RenderReport, Renders, render_items
+
+if TYPE_CHECKING:
+    from roadeval.tasks.render.stage import RenderReport, Renders
 
 
 def render_suite(loaded: LoadedSuite, store: Store, config: RenderConfig) -> RenderReport:
+    from roadeval.tasks.render.stage import render_items
+
     return render_items(loaded.suite, loaded.items, store, config)
 
 
@@ -22,12 +28,12 @@ def render_suite(loaded: LoadedSuite, store: Store, config: RenderConfig) -> Ren
 RENDER_SUITE = Stage("render-suite", render_suite, "render/{loaded.suite.name}")
 
 
-def render_suites(
-    loaded: list[LoadedSuite], store: Store, config: RenderConfig, orchestrator: Orchestrator
+def drawn(
+    loaded: list[LoadedSuite], futures: dict[str, StageFuture[RenderReport]]
 ) -> dict[str, Renders]:
-    """Renders per suite. An item whose input cannot be drawn stops the run (`on_bad_item:
-    error`, after every other drawing is done and kept) or leaves it, listed (`skip`)."""
-    futures = {s.suite.name: orchestrator.submit(RENDER_SUITE, s, store, config) for s in loaded}
+    """Renders per suite, from each suite's submitted `RENDER_SUITE`. An item whose input cannot
+    be drawn stops the run (`on_bad_item: error`, after every other drawing is done and kept) or
+    leaves it, listed (`skip`)."""
     reports: dict[str, RenderReport] = {name: future.result() for name, future in futures.items()}
     for suite in loaded:
         report = reports[suite.suite.name]

@@ -1,0 +1,110 @@
+"""A run set up after its suites are loaded: its stop, redaction, one budget and its clients, its
+suites drawn (the render stage) with their blind twins, its item changes against the baseline,
+its shards, and the scoring cluster; handed on as one frozen `Run` (`flows.run.parts`).
+
+The call path (LiteLLM) is imported inside `set_up`, not here: the command imports it in the
+background while the run checks its store and loads its suites (`flows.run.warmup`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from roadeval.flows.panel.file import Panel
+from roadeval.flows.rerun.baseline import BaselineRun
+from roadeval.flows.rerun.comparison import compare_with_baseline
+from roadeval.flows.run.log import RunLog
+from roadeval.flows.run.parts import Run, RunContext, RunEngines, RunInputs
+from roadeval.flows.stages.load import Applies, LoadedSuite
+from roadeval.flows.stages.orchestration import Logger, Orchestrator
+from roadeval.flows.stages.plan import plan_shards
+from roadeval.flows.stages.render import RENDER_SUITE, blind_suites, drawn
+from roadeval.storage.store import Store
+
+
+@dataclass(frozen=True)
+class Started:
+    """What the run's start hands on: its id and start, panel, store and orchestrator, how it
+    runs (a dry run, a rescore, a report at its end), its baseline, its suites and the pairs
+    that apply, and the logger of its own lines."""
+
+    run_id: str
+    started: datetime
+    panel: Panel
+    store: Store
+    orchestrator: Orchestrator
+    dry_run: bool
+    rescore: bool
+    reports: bool
+    baseline: BaselineRun | None
+    loaded: list[LoadedSuite]
+    pairs: list[Applies]
+    not_covered: list[dict[str, Any]]
+    logger: Logger | None
+
+
+def set_up(start: Started) -> Run:
+    """Make the run's clients (one budget for all of them, the judge's included), draw its
+    suites, compare them with the baseline run and shard them."""
+    from roadeval.tasks.calls.admission import Gate
+    from roadeval.tasks.calls.budget import Budget
+    from roadeval.tasks.calls.clients import ClientBuilder
+    from roadeval.tasks.calls.secrets import Redactor
+    from roadeval.tasks.calls.stopping import InFlightAtStop, StopSignal
+    from roadeval.tasks.shard.remote_scoring import RemoteScoring, ScoringEngine
+
+    panel, store, run_id = start.panel, start.store, start.run_id
+    stop = StopSignal()
+    redact = Redactor.from_environment(s.api_key_env for s in panel.all_models if s.api_key_env)
+    # One budget for every caller of the run: answers, re-asks, retries and the judge.
+    budget = Budget(panel.budget_usd)
+    builder = ClientBuilder(run_id, stop, redact, budget=budget)
+    clients = {spec.label: builder.client(spec) for spec in panel.models}
+    judge = builder.client(panel.judge) if panel.judge is not None else None
+    # The run's gates admit every request of it, in any process: this one holds them all (its
+    # builder has no authority to defer to), and other processes are admitted through them.
+    gates = [c.gate for c in [*clients.values(), judge] if c is not None]
+    held = [gate for gate in gates if isinstance(gate, Gate)]
+    in_flight = InFlightAtStop(stop, lambda: sum(gate.in_flight for gate in held))
+    # The shards are made after the renders, without the items that cannot be drawn.
+    drawing = {
+        s.suite.name: start.orchestrator.submit(RENDER_SUITE, s, store, panel.render)
+        for s in start.loaded
+    }
+    renders = drawn(start.loaded, drawing)
+    blind = blind_suites(panel.ablations, renders)
+    changes, reader = compare_with_baseline(
+        run_id, store, panel, start.loaded, renders, start.baseline, start.rescore
+    )
+    shards = plan_shards(
+        run_id,
+        panel,
+        start.pairs,
+        clients,
+        rescore=start.rescore,
+        copied=reader.candidates(changes) if reader is not None else None,
+        shown=blind,
+        counted=start.dry_run,
+    )
+    log = RunLog(start.logger)
+    remote = (
+        RemoteScoring(panel.scoring, store, run_id, stop, judge)
+        if panel.scoring.engine is ScoringEngine.RAY and not start.dry_run
+        else None
+    )
+    context = RunContext(
+        run_id,
+        start.started,
+        panel,
+        store,
+        start.orchestrator,
+        start.dry_run,
+        start.rescore,
+        start.reports,
+    )
+    inputs = RunInputs(
+        start.loaded, renders, shards, start.not_covered, start.baseline, reader, changes, blind
+    )
+    engines = RunEngines(stop, redact, budget, judge, remote, in_flight)
+    return Run(context, inputs, engines, log)
