@@ -13,8 +13,8 @@ same way, recorded `failed`; a budget that would be crossed, recorded `out_of_bu
 from __future__ import annotations
 
 from roadeval.flows.panel.file import Panel
+from roadeval.flows.record.summary import RunSummary
 from roadeval.flows.run.start import run_panel
-from roadeval.flows.run.summary import RunSummary
 from roadeval.flows.stages.orchestration import InlineOrchestrator, OrchestratorKind, choose
 
 

@@ -49,8 +49,8 @@ _EXPORTS: dict[str, str] = {
     "Panel": "roadeval.flows.panel.file",
     "load_panel": "roadeval.flows.panel.file",
     "evaluate_panel": "roadeval.flows.evaluate",
-    "RunStopped": "roadeval.flows.run.summary",
-    "RunSummary": "roadeval.flows.run.summary",
+    "RunStopped": "roadeval.flows.record.summary",
+    "RunSummary": "roadeval.flows.record.summary",
 }
 
 __all__ = [  # noqa: RUF022 - grouped as in _EXPORTS
@@ -118,7 +118,7 @@ if TYPE_CHECKING:
     )
     from roadeval.flows.evaluate import evaluate_panel
     from roadeval.flows.panel.file import Panel, load_panel
-    from roadeval.flows.run.summary import RunStopped, RunSummary
+    from roadeval.flows.record.summary import RunStopped, RunSummary
     from roadeval.storage.store import Store, open_store
     from roadeval.tasks.requests.model_spec import JudgeSpec, ModelSpec
 

@@ -21,7 +21,7 @@ def main() -> None:
     (`run.quick_exit`), which skips freeing a finished run's objects; an embedding caller of
     `app` exits as usual."""
     from roadeval.flows.cli.output import OutputLost, guard_stdout
-    from roadeval.flows.run.quick_exit import arm, disarm, leave
+    from roadeval.flows.process.quick_exit import arm, disarm, leave
 
     arm()
     output = guard_stdout()

@@ -36,7 +36,7 @@ def report(
 ) -> None:
     """Build a run's HTML report: one self-contained file (no network needed to open it),
     kept in the store at reports/<run_id>.html; prints where it is."""
-    from roadeval.flows.run.quick_exit import armed
+    from roadeval.flows.process.quick_exit import armed
     from roadeval.tasks.report.build import build_report
     from roadeval.tasks.report.reading import resolve_run
 

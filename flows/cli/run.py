@@ -98,7 +98,7 @@ def _prepare_prefect(panel: Panel) -> None:
     flow, the call path and the panel's suites; both are needed before the flow starts."""
     from roadeval.benchmarks.registry import suite_module
     from roadeval.flows.prefect.api import start_temporary_prefect_api
-    from roadeval.flows.run.warmup import import_in_background
+    from roadeval.flows.process.warmup import import_in_background
 
     suites = (suite_module(e.name) for e in panel.suites)
     warming = import_in_background(
@@ -125,7 +125,7 @@ def _warm_answer_workers(overrides: _Overrides) -> bool:
     that LiteLLM imports on a spare core while this process loads, compares and copies (see
     `worker_server.warm_server`). An embedding caller (a test, a notebook) keeps its small
     runs' calls in its own process. Returns whether it was started."""
-    from roadeval.flows.run.quick_exit import armed
+    from roadeval.flows.process.quick_exit import armed
     from roadeval.flows.stages.orchestration import OrchestratorKind, choose
 
     if (
@@ -147,7 +147,7 @@ def _warm_answer_workers(overrides: _Overrides) -> bool:
 
 
 def _run_panel_once(panel_path: Path, overrides: _Overrides) -> None:
-    from roadeval.flows.run.warmup import import_in_background
+    from roadeval.flows.process.warmup import import_in_background
     from roadeval.flows.stages.orchestration import OrchestratorKind, choose
     from roadeval.tasks.shard.worker_server import cool_server
 
@@ -175,8 +175,8 @@ def _run_panel_once(panel_path: Path, overrides: _Overrides) -> None:
     from roadeval.benchmarks.errors import ItemError, SuiteSourceError
     from roadeval.flows.cli.run_end import end_stopped, print_estimate, print_finished
     from roadeval.flows.evaluate import evaluate_panel
-    from roadeval.flows.run.quick_exit import keep_until_exit
-    from roadeval.flows.run.summary import RunStopped
+    from roadeval.flows.process.quick_exit import keep_until_exit
+    from roadeval.flows.record.summary import RunStopped
     from roadeval.storage.store import StoreError
 
     try:

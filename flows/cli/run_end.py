@@ -12,12 +12,12 @@ from rich.console import Console
 from rich.markup import escape
 
 from roadeval.flows.cli.app import consoles, fail, interrupted, printable
-from roadeval.flows.run.progress import usd
-from roadeval.flows.run.summary import RunSummary
+from roadeval.flows.record.progress import usd
+from roadeval.flows.record.summary import RunSummary
 from roadeval.tasks.results.manifest import RunManifest
 
 if TYPE_CHECKING:
-    from roadeval.flows.run.summary import RunStopped
+    from roadeval.flows.record.summary import RunStopped
 
 
 def print_estimate(console: Console, summary: RunSummary) -> None:

@@ -18,7 +18,7 @@ from roadeval.tasks.results.report import HEALTH_COLUMNS
 from roadeval.tasks.shard.counts import COUNT_HEADINGS
 
 if TYPE_CHECKING:
-    from roadeval.flows.run.summary import RunSummary
+    from roadeval.flows.record.summary import RunSummary
     from roadeval.storage.records import MetricRow
 
 

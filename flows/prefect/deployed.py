@@ -17,7 +17,7 @@ from prefect.states import Failed, State
 from roadeval.flows.panel.file import with_budget_usd
 from roadeval.flows.panel.ref import load_panel_ref
 from roadeval.flows.prefect.flow import run_in_flow
-from roadeval.flows.run.summary import RunSummary
+from roadeval.flows.record.summary import RunSummary
 
 
 def outcome(summary: RunSummary) -> dict[str, Any]:
@@ -46,7 +46,7 @@ def _evaluate(
     dry_run: bool = False,
     report: bool = True,
 ) -> dict[str, Any] | State:
-    from roadeval.flows.run.warmup import import_in_background
+    from roadeval.flows.process.warmup import import_in_background
 
     # LiteLLM takes seconds to import: under way while the panel and its suites load.
     import_in_background()

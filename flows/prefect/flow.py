@@ -20,8 +20,8 @@ from prefect.futures import PrefectFuture, as_completed
 from prefect.utilities.annotations import quote
 
 from roadeval.flows.panel.file import Panel
-from roadeval.flows.run.log import run_logger
-from roadeval.flows.run.summary import RunStopped, RunSummary
+from roadeval.flows.record.log import run_logger
+from roadeval.flows.record.summary import RunStopped, RunSummary
 from roadeval.flows.stages.answer import ANSWER_SHARD
 from roadeval.flows.stages.load import LOAD_SUITE
 from roadeval.flows.stages.orchestration import (

@@ -1,7 +1,7 @@
-"""A run's life, top-down: `start` (its id, the checks before it, its baseline, its suites
-loaded), `execute` (its stages, recorded in the store from its first moment; waiting for them:
-`collect`; a dry run's plan and estimate: `dry_run`), and its end
-(`summary`, `report`); what it is made of (`parts`), what it records (`record`, `manifest`, `log`)
-and shows (`progress`), what is checked before it (`preflight`, `engine_checks`), a rescore's
-refusal (`rescore`), and the command process's own speed-ups (`warmup`, `quick_exit`). The same
-code under Prefect and inline: nothing here imports Prefect or the CLI."""
+"""A run's life, top-down, each module visited once in this order: `start` (its id, the checks
+before it: `preflight`, `engine_checks`; its baseline, its suites loaded), `setup` (its clients,
+renders, changes and shards, handed down as a frozen `Run`), `execute` (recorded from its first
+moment, then in turn:) `answer` (its stages: every shard planned and answered, waiting on them
+with `collect`; a rescore's `rescore`; a dry run's `dry_run`), `metrics` (a whole run's), `end`
+(its last record and summary), and `report` (a finished run's HTML report). The same code under
+Prefect and inline: nothing here imports Prefect or the CLI."""

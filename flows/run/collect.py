@@ -4,12 +4,15 @@ stops the run."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from roadeval.flows.stages.orchestration import Orchestrator, StageFuture
 from roadeval.storage.records import RunStatus
 from roadeval.storage.store import StoreError
 from roadeval.tasks.calls.stopping import StopReason, StopSignal
+
+if TYPE_CHECKING:
+    from roadeval.flows.record.progress import RunProgress
 
 T = TypeVar("T")
 
@@ -18,10 +21,12 @@ def collect(
     orchestrator: Orchestrator,
     futures: list[StageFuture[T]],
     stop: StopSignal,
-    on_done: Callable[[T], None],
+    on_done: Callable[[T], None] | None = None,
+    progress: RunProgress | None = None,
 ) -> tuple[list[T], BaseException | None]:
-    """Wait for every shard. A failed shard stops the run (the others end quickly and land what
-    they have); its error is returned."""
+    """Wait for every shard, each told to `on_done` and counted on the live display as it
+    comes. A failed shard stops the run (the others end quickly and land what they have); its
+    error is returned."""
     failure: BaseException | None = None
     done: dict[int, T] = {}
     order = {id(future): n for n, future in enumerate(futures)}
@@ -34,7 +39,10 @@ def collect(
                 stop.request(failed(exc))
             continue
         done[order[id(future)]] = result
-        on_done(result)
+        if progress is not None:
+            progress.advance()
+        if on_done is not None:
+            on_done(result)
     # Results in plan order, so reports and manifests do not depend on timing.
     return [done[n] for n in sorted(done)], failure
 

@@ -11,9 +11,9 @@ from datetime import UTC, datetime
 
 import pyarrow as pa
 
+from roadeval.flows.record.parts import RunContext, RunEngines, RunInputs
+from roadeval.flows.record.progress import RunProgress
 from roadeval.flows.run.collect import collect
-from roadeval.flows.run.parts import RunContext, RunEngines, RunInputs
-from roadeval.flows.run.progress import RunProgress
 from roadeval.flows.stages.plan import PLAN_SHARD, land_plan_tables
 from roadeval.storage.records import EstimateRow
 from roadeval.tasks.calls.gateway import ModelClient
@@ -83,7 +83,6 @@ def plan_and_estimate(
     def planned(plan: ShardPlan) -> None:
         estimate.add(plan)
         batches.add(plan)
-        progress.advance()
 
     progress.phase("planning", len(inputs.shards))
     for wave in waves(inputs.shards):
@@ -93,7 +92,7 @@ def plan_and_estimate(
             )
             for shard in wave
         ]
-        _, failure = collect(context.orchestrator, futures, engines.stop, planned)
+        _, failure = collect(context.orchestrator, futures, engines.stop, planned, progress)
         if failure is not None:
             return [], failure
         if engines.stop.requested:

@@ -7,12 +7,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from roadeval.flows.record.manifest import build_manifest
+from roadeval.flows.record.parts import Run
+from roadeval.flows.record.record import RunRecord
+from roadeval.flows.record.summary import BudgetState, RunStopped, RunSummary
 from roadeval.flows.run.answer import Answered
-from roadeval.flows.run.manifest import build_manifest
 from roadeval.flows.run.metrics import Metrics
-from roadeval.flows.run.parts import Run
-from roadeval.flows.run.record import RunRecord
-from roadeval.flows.run.summary import BudgetState, RunStopped, RunSummary
 from roadeval.storage.records import RunStatus
 from roadeval.storage.store import describe_store_error
 from roadeval.tasks.calls.stopping import StopReason

@@ -7,15 +7,14 @@ lands, the run is recorded `interrupted`; secrets are kept out of every log line
 
 from __future__ import annotations
 
+from roadeval.flows.record.manifest import build_manifest
+from roadeval.flows.record.parts import Run
+from roadeval.flows.record.record import RunRecord
+from roadeval.flows.record.summary import RunSummary
 from roadeval.flows.run.answer import Answered, answer_run, plan_rescore
 from roadeval.flows.run.end import end_run
-from roadeval.flows.run.manifest import build_manifest
 from roadeval.flows.run.metrics import Metrics, land_metrics
-from roadeval.flows.run.parts import Run
-from roadeval.flows.run.quick_exit import keep_until_exit
-from roadeval.flows.run.record import RunRecord
 from roadeval.flows.run.report import prepare_report
-from roadeval.flows.run.summary import RunSummary
 from roadeval.storage.store import StoreError, describe_store_error
 from roadeval.tasks.calls.secrets import install_log_redaction, remove_log_redaction
 
@@ -23,8 +22,6 @@ from roadeval.tasks.calls.secrets import install_log_redaction, remove_log_redac
 def execute_run(run: Run) -> RunSummary:
     """Record the run, go through its stages and end it (see `recorded`), its signals caught
     and its secrets kept out of the log meanwhile."""
-    # The run's items, plans and baseline answers: not freed one by one when the command ends.
-    keep_until_exit(run)
     filters = install_log_redaction(run.engines.redact)
     try:
         with run.engines.stop.on_signals():

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from roadeval.flows.record.parts import Run
 from roadeval.flows.rerun.comparison import metric_deltas_against
-from roadeval.flows.run.parts import Run
 
 if TYPE_CHECKING:
     from roadeval.storage.records import MetricPairRow, MetricRow

@@ -5,9 +5,9 @@ builds it again."""
 
 from __future__ import annotations
 
-from roadeval.flows.run.log import run_logger
-from roadeval.flows.run.quick_exit import armed
-from roadeval.flows.run.summary import RunSummary
+from roadeval.flows.process.quick_exit import armed
+from roadeval.flows.record.log import run_logger
+from roadeval.flows.record.summary import RunSummary
 from roadeval.flows.stages.orchestration import Orchestrator
 from roadeval.flows.stages.report import BUILD_REPORT
 from roadeval.storage.records import RunStatus

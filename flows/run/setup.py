@@ -1,9 +1,9 @@
 """A run set up after its suites are loaded: its stop, redaction, one budget and its clients, its
 suites drawn (the render stage) with their blind twins, its item changes against the baseline,
-its shards, and the scoring cluster; handed on as one frozen `Run` (`flows.run.parts`).
+its shards, and the scoring cluster; handed on as one frozen `Run` (`flows.record.parts`).
 
 The call path (LiteLLM) is imported inside `set_up`, not here: the command imports it in the
-background while the run checks its store and loads its suites (`flows.run.warmup`)."""
+background while the run checks its store and loads its suites (`flows.process.warmup`)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from datetime import datetime
 from typing import Any
 
 from roadeval.flows.panel.file import Panel
+from roadeval.flows.record.log import RunLog
+from roadeval.flows.record.parts import Run, RunContext, RunEngines, RunInputs
 from roadeval.flows.rerun.baseline import BaselineRun
 from roadeval.flows.rerun.comparison import compare_with_baseline
-from roadeval.flows.run.log import RunLog
-from roadeval.flows.run.parts import Run, RunContext, RunEngines, RunInputs
 from roadeval.flows.stages.load import Applies, LoadedSuite
 from roadeval.flows.stages.orchestration import Logger, Orchestrator
 from roadeval.flows.stages.plan import plan_shards

@@ -10,12 +10,13 @@ from datetime import UTC, datetime
 
 from roadeval.environment import tune_collector_for_run
 from roadeval.flows.panel.file import Panel
+from roadeval.flows.process.quick_exit import keep_until_exit
+from roadeval.flows.record.summary import RunSummary
 from roadeval.flows.rerun.baseline import find_baseline
 from roadeval.flows.run.execute import execute_run
 from roadeval.flows.run.preflight import check_before_run
 from roadeval.flows.run.report import keep_report
 from roadeval.flows.run.setup import Started, set_up
-from roadeval.flows.run.summary import RunSummary
 from roadeval.flows.stages.load import LOAD_SUITE, applicable
 from roadeval.flows.stages.orchestration import Orchestrator
 
@@ -61,7 +62,10 @@ def run_panel(
         not_covered,
         logger,
     )
-    summary = execute_run(set_up(start))
+    run = set_up(start)
+    # The run's items, plans and baseline answers: not freed one by one when the command ends.
+    keep_until_exit(run)
+    summary = execute_run(run)
     if report:
         keep_report(summary, store, orchestrator)
     return summary

@@ -2,7 +2,7 @@
 turn from each suite x model (so that a bounded pool keeps every model busy), in the run's own
 process or spread over answer worker processes once the plans hold enough calls to models.
 The shard code is imported where it is used: the command imports it in the background meanwhile
-(`flows.run.warmup`)."""
+(`flows.process.warmup`)."""
 
 from __future__ import annotations
 

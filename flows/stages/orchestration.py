@@ -68,7 +68,7 @@ class Orchestrator(Protocol):
 
     def run_logger(self) -> Logger | None:
         """Where the run's own lines go when the orchestrator has a log of them (Prefect's flow
-        run logger); None: the run's own logger (`flows.run.log`)."""
+        run logger); None: the run's own logger (`flows.record.log`)."""
         ...
 
     def close(self) -> None: ...

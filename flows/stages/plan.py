@@ -2,7 +2,7 @@
 `stages.load.applicable` says which apply), each shard planned (its requests, their stored
 answers, what a rerun takes from its baseline), and the plans landed before their first call.
 The shard code is imported where it is used: the command imports it in the background meanwhile
-(`flows.run.warmup`)."""
+(`flows.process.warmup`)."""
 
 from __future__ import annotations
 

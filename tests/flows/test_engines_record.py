@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from roadeval.flows.panel.file import panel_from_dict, with_dask_address, with_ray_address
-from roadeval.flows.run.manifest import engines_used
-from roadeval.flows.run.parts import RunContext
-from roadeval.flows.run.record import engine_columns
+from roadeval.flows.record.manifest import engines_used
+from roadeval.flows.record.parts import RunContext
+from roadeval.flows.record.record import engine_columns
 from roadeval.flows.stages.orchestration import OrchestratorKind
 from roadeval.storage.store import open_store
 from roadeval.tasks.results.engines import EngineRecord, EnginesRecord, bare_address

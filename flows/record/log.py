@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from roadeval.flows.stages.orchestration import Logger
 
 if TYPE_CHECKING:
-    from roadeval.flows.run.summary import RunSummary
+    from roadeval.flows.record.summary import RunSummary
     from roadeval.flows.stages.orchestration import Orchestrator
     from roadeval.tasks.results.manifest import Totals
     from roadeval.tasks.shard.stages import ShardResult

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from roadeval.flows.panel.file import Panel
-from roadeval.flows.run.log import RunLog
+from roadeval.flows.record.log import RunLog
 from roadeval.flows.stages.load import LoadedSuite
 from roadeval.flows.stages.orchestration import Orchestrator
 from roadeval.storage.store import Store

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from roadeval.benchmarks.generation import departures, effective_params
+from roadeval.flows.record.parts import RunContext, RunInputs
 from roadeval.flows.rerun.changes import count_changes
-from roadeval.flows.run.parts import RunContext, RunInputs
 from roadeval.flows.stages.load import LoadedSuite
 from roadeval.flows.stages.orchestration import OrchestratorKind, configured_api_url
 from roadeval.tasks.requests.model_spec import redact_model
@@ -141,6 +141,11 @@ def build_manifest(
     counts = count_table(results)
     judge = redact_model(panel.judge.model_dump(mode="json")) if panel.judge else None
     baseline = inputs.baseline
+    generation = generation_in_force(inputs.shards)
+    summed = totals(counts)
+    engines = engines_used(run, inputs.loaded, scored_on_cluster)
+    # Each suite's record last: its hash and its scoring key are the loaded suite's own.
+    suites = [suite_record(s, judge) for s in inputs.loaded]
     return RunManifest(
         run_id=run.run_id,
         panel=panel.name,
@@ -148,14 +153,14 @@ def build_manifest(
         ended_at=ended,
         code_version=code_version(),
         store=run.store.uri,
-        suites=[suite_record(s, judge) for s in inputs.loaded],
+        suites=suites,
         models=[redact_model(spec.model_dump(mode="json")) for spec in panel.models],
         judge=judge,
-        generation=generation_in_force(inputs.shards),
+        generation=generation,
         not_covered=inputs.not_covered,
         planned_items=sum(len(shard.items) * shard.samples for shard in inputs.shards),
         counts=counts,
-        totals=totals(counts),
+        totals=summed,
         orchestrator=str(run.orchestrator.kind),
         flow_run_id=run.orchestrator.flow_run.id if run.orchestrator.flow_run else None,
         deployment=run.orchestrator.flow_run.deployment if run.orchestrator.flow_run else None,
@@ -170,7 +175,7 @@ def build_manifest(
         else None,
         rescore=run.rescore,
         ablations=list(panel.ablations),
-        engines=engines_used(run, inputs.loaded, scored_on_cluster),
+        engines=engines,
     )
 
 
