@@ -20,6 +20,7 @@ from roadeval.flows.run_record import RunStatus
 from roadeval.storage.heartbeats import run_liveness
 from roadeval.storage.landing import read_table
 from roadeval.storage.store import Store
+from roadeval.tasks.rerun.answers import CopyFreshness
 from roadeval.tasks.results.manifest import BaselineRecord, RunManifest, SuiteRecord
 
 if TYPE_CHECKING:
@@ -137,6 +138,8 @@ class BaselineReader:
     store: Store
     baseline: BaselineRun
     copy_suites: frozenset[str]
+    # How old its answers and verdicts may be to be reused (default: any age).
+    freshness: CopyFreshness = field(default_factory=CopyFreshness)
     _read: dict[tuple[str, str], BaselineAnswers] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _pair_locks: dict[tuple[str, str], threading.Lock] = field(default_factory=dict)
@@ -171,8 +174,11 @@ class BaselineReader:
             same = unchanged.get(suite, frozenset())
             return frozenset(
                 item_id
-                for item_id, of, shown in taken.answers.outcomes
-                if of == sample and shown == variant and item_id in same
+                for (item_id, of, shown), outcome in taken.answers.outcomes.items()
+                if of == sample
+                and shown == variant
+                and item_id in same
+                and self.freshness.copyable(model, outcome)
             )
 
         return copied
@@ -189,4 +195,8 @@ class BaselineReader:
             if answers is None:
                 answers = BaselineAnswers.read(self.store, self.baseline.run_id, suite, model)
                 self._read[(suite, model)] = answers
-        return ShardBaseline(answers, copy_scores=suite in self.copy_suites)
+        return ShardBaseline(
+            answers,
+            copy_scores=suite in self.copy_suites,
+            verdicts_since=self.freshness.verdicts,
+        )

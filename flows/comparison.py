@@ -13,6 +13,7 @@ from roadeval.storage.records import ChangeRow, MetricDeltaRow, MetricRow
 from roadeval.storage.store import Store, StoreError, describe_store_error
 from roadeval.storage.tables import part_key
 from roadeval.tasks.render.stage import Renders
+from roadeval.tasks.rerun.answers import CopyFreshness
 from roadeval.tasks.rerun.deltas import metric_deltas
 
 
@@ -44,7 +45,8 @@ def compare_with_baseline(
             and (record := baseline.suite(s.suite.name)) is not None
             and record.scoring_key == scoring_key(s.suite, judge)
         )
-        reader = BaselineReader(store, baseline, copy)
+        fresh = CopyFreshness.of(run_id, panel.models, panel.judge)
+        reader = BaselineReader(store, baseline, copy, fresh)
         reader.prefetch(
             (s.suite.name, spec.label)
             for s in loaded

@@ -23,6 +23,7 @@ from roadeval.tasks.results.manifest import (
     Totals,
     UnscoredMetric,
 )
+from roadeval.tasks.results.provenance import freshness_records, served_records
 from roadeval.tasks.shard.counts import COUNTS, new_counts
 from roadeval.tasks.shard.plan import Shard
 from roadeval.tasks.shard.stages import ShardResult
@@ -171,6 +172,8 @@ def build_manifest(
         rescore=run.rescore,
         ablations=list(panel.ablations),
         engines=engines_used(run, inputs.loaded, scored_on_cluster),
+        freshness=freshness_records(run.run_id, panel.models, panel.judge, counts),
+        served=served_records(r.served for r in results),
     )
 
 

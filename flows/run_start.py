@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from roadeval.environment import tune_collector_for_run
 from roadeval.flows.baseline import find_baseline
 from roadeval.flows.orchestration import Orchestrator
-from roadeval.flows.panel_file import Panel
+from roadeval.flows.panel_file import Panel, with_reuse_for
 from roadeval.flows.preflight import check_before_run
 from roadeval.flows.run_report import keep_report
 from roadeval.flows.run_summary import RunSummary
@@ -31,6 +31,8 @@ def run_panel(
     asks and scores only what changed. A `rescore` asks no model at all. A finished run ends
     by building its HTML report, unless `report` is False."""
     tune_collector_for_run()
+    # Each model's `reuse_for` in force, on its spec (a deployment may have set the default).
+    panel = with_reuse_for(panel, rescore=rescore)
     started = datetime.now(UTC)
     run_id = started.strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:8]
     store = check_before_run(panel, store_uri)

@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, TypeVar
 
 from roadeval.benchmarks.generation import GenerationSettings, effective_params
@@ -30,6 +31,7 @@ from roadeval.tasks.calls.reachability import NO_KEY, AuthFailed, Reachability, 
 from roadeval.tasks.calls.secrets import Redactor
 from roadeval.tasks.calls.stats import CallStats
 from roadeval.tasks.calls.stopping import StopReason, StopSignal
+from roadeval.tasks.requests import freshness
 from roadeval.tasks.requests.model_spec import MissingKeyError, ModelSpec
 from roadeval.tasks.requests.pricing import LITELLM, cost_of_usage, prices_for
 from roadeval.tasks.requests.provider_output import read_output
@@ -108,6 +110,14 @@ class ModelClient:
         self.stats = CallStats(spec.label)
         self._params_by_settings: dict[GenerationSettings, dict[str, Any]] = {}
         self._priced_here: bool | None = None
+
+    @property
+    def fresh_since(self) -> datetime | None:
+        """The oldest a stored answer of this model may have been bought to be reused in this
+        run (its `reuse_for` back from the run's start; from now for a client outside a run);
+        None: any may."""
+        started = freshness.run_start(self.run_id) if self.run_id else None
+        return freshness.fresh_since(self.spec.reuse_for, started or freshness.now())
 
     def request(
         self,
@@ -415,6 +425,7 @@ class ModelClient:
             api_base=self.api_base,
             origin_run_id=origin_run_id or self.run_id,
             role=role,
+            answered_at=freshness.now() if output is not None else None,
         )
 
 

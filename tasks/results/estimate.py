@@ -35,15 +35,15 @@ from roadeval.benchmarks.messages import image_refs
 from roadeval.storage.landing import Part, land
 from roadeval.storage.records import EstimateRow
 from roadeval.storage.store import Store
-from roadeval.tasks.cache.responses import ResponseCache
+from roadeval.tasks.cache.responses import ResponseCache, Stored
 from roadeval.tasks.calls.admission import UnboundedCost
 from roadeval.tasks.requests.image_tokens import image_rule_label
 from roadeval.tasks.requests.model_spec import CallMode, ModelSpec
 from roadeval.tasks.requests.pricing import WorstCase, max_output_tokens, prices_for
-from roadeval.tasks.requests.request import ModelCall
+from roadeval.tasks.requests.request import ModelRequest
 from roadeval.tasks.requests.tokens import input_tokens
 from roadeval.tasks.results.manifest import shown_as
-from roadeval.tasks.shard.plan import PlannedItem, ShardPlan
+from roadeval.tasks.shard.plan import PlannedItem, ShardPlan, stored_answers
 
 ANSWER = "answer"
 JUDGE = "judge"
@@ -124,6 +124,7 @@ class _Tally:
     requests: int = 0
     requests_worst: int = 0
     answered: int = 0
+    stale: int = 0
     tokens_in: int = 0
     tokens_in_worst: int = 0
     tokens_out: int | None = 0
@@ -192,6 +193,7 @@ def estimate_plans(
         )
         for planned in plan.items:
             tally.answered += int(planned.answered(0))
+            tally.stale += int(planned.was_stale(0))
             for index in range(len(planned.requests)):
                 if not planned.answered(index):
                     case = _answer_case(spec, planned, index, counted)
@@ -230,6 +232,7 @@ def _row(run_id: str, key: _Key, tally: _Tally, spec: ModelSpec, now: datetime) 
         requests=tally.requests,
         requests_worst=tally.requests_worst,
         answered=tally.answered,
+        stale=tally.stale,
         tokens_in=tally.tokens_in,
         tokens_in_worst=tally.tokens_in_worst,
         tokens_out_max=tally.tokens_out,
@@ -269,11 +272,14 @@ def _tokens(value: int | None) -> str:
 
 def estimate_table(rows: Sequence[EstimateRow]) -> Table:
     """The estimate per model and suite, with a total row: an unpriced model shows "unpriced"
-    and the totals say that they leave it out."""
+    and the totals say that they leave it out; a `stale` column when some stored answers are
+    too old to reuse (they are counted in `requests`)."""
+    stale = any(row.stale for row in rows)
     table = Table(title="dry run: estimated cost", title_justify="left")
     for name in ("suite", "model", "role"):
         table.add_column(name)
-    for name in ("requests", "answered", "tokens in", "tokens out (max)", "expected", "worst"):
+    counted = ("requests", "answered", *(("stale",) if stale else ()))
+    for name in (*counted, "tokens in", "tokens out (max)", "expected", "worst"):
         table.add_column(name, justify="right")
     table.add_column("retry bound", justify="right")
     table.add_column("prices")
@@ -285,6 +291,7 @@ def estimate_table(rows: Sequence[EstimateRow]) -> Table:
             row.role,
             f"{row.requests:,} / {row.requests_worst:,}",
             f"{row.answered:,}",
+            *((f"{row.stale or 0:,}",) if stale else ()),
             f"{row.tokens_in:,} / {row.tokens_in_worst:,}",
             f"{_tokens(row.tokens_out_max)} / {_tokens(row.tokens_out_worst)}",
             _usd(row.expected_usd, row),
@@ -306,16 +313,23 @@ def estimate_table(rows: Sequence[EstimateRow]) -> Table:
         "",
         f"{sum(r.requests for r in rows):,} / {sum(r.requests_worst for r in rows):,}",
         f"{sum(r.answered for r in rows):,}",
+        *((f"{sum(r.stale or 0 for r in rows):,}",) if stale else ()),
         "",
         "",
         *(_usd(totals[name]) for name in ("expected_usd", "worst_usd", "retry_bound_usd")),
         "",
         "",
     )
-    table.caption = (
+    caption = (
         "requests, tokens: expected / worst case (re-asks and every judge call). "
         "retry bound: worst x (num_retries + 1), if every retry were billed."
     )
+    if stale:
+        caption += (
+            " stale: stored answers older than the model's reuse_for, asked again "
+            "(in requests, not in answered)."
+        )
+    table.caption = caption
     return table
 
 
@@ -340,13 +354,18 @@ def worst_case_left(
 
 
 def _refreshed(plan: ShardPlan, cache: ResponseCache) -> ShardPlan:
-    """The plan with its stored answers looked up again (a re-ask only after its attempt before
-    was found, as the plan stage does)."""
+    """The plan with its stored answers looked up again, as the plan stage looks them up (a
+    re-ask only after its attempt before was found; none older than the model's
+    `reuse_for`)."""
+    since = plan.shard.fresh_since
+    mine = cache.as_of(since)
+
+    def look(request: ModelRequest) -> Stored:
+        # Read now: the answers bought since the plan, by any process of the run.
+        return mine.find(request.key)
+
     items = []
     for planned in plan.items:
-        found: list[ModelCall | None] = []
-        for request in planned.requests:
-            # Read now: the answers bought since the plan, by any process of the run.
-            found.append(cache.get(request.key) if not found or found[-1] is not None else None)
-        items.append(replace(planned, stored=tuple(found)))
+        found, stale = stored_answers(planned.requests, look, since)
+        items.append(replace(planned, stored=found, stale=stale))
     return replace(plan, items=tuple(items))

@@ -171,6 +171,31 @@ class IntervalsRecord(_Record):
     seconds: float = 0.0
 
 
+class FreshnessRecord(_Record):
+    """One model's freshness in the run: its `reuse_for` in force, the oldest a stored answer
+    could be to be reused (`fresh_since`, the run's start less `reuse_for`; None: any), and the
+    stored answers passed over as older than that, asked again (`stale`)."""
+
+    model: str
+    role: str
+    reuse_for: str
+    fresh_since: IsoTime | None = None
+    stale: int = 0
+
+
+class ServedRecord(_Record):
+    """Answers of one model in one role that its provider said were served by one
+    (`served_model`, `system_fingerprint`) pair (None: the reply did not say): how many this
+    run bought (`answers`) and reused (`reused`: from the store or the baseline run)."""
+
+    model: str
+    role: str
+    served_model: str | None = None
+    system_fingerprint: str | None = None
+    answers: int = 0
+    reused: int = 0
+
+
 class RunManifest(_Record):
     """Suites with versions and hashes, models with their settings, counts, cost and times; the
     status (and its message) is set by the run record when it lands the manifest."""
@@ -216,6 +241,11 @@ class RunManifest(_Record):
     compaction: CompactionRecord | None = None
     # How a finished run's intervals and paired differences were computed (None: no metrics).
     intervals: IntervalsRecord | None = None
+    # Per model (and the judge): its `reuse_for` in force and the stored answers it passed
+    # over as older, asked again (empty in manifests from before).
+    freshness: list[FreshnessRecord] = Field(default_factory=list)
+    # Per model and role, what its provider said served its answers, with counts.
+    served: list[ServedRecord] = Field(default_factory=list)
     status: str | None = None
     message: str | None = None
 

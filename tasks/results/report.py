@@ -283,11 +283,13 @@ _HEALTH_COUNTS = (
 
 def health_table(counts: Sequence[PairCounts]) -> Table:
     """Calls, cache hits, errors and abnormal outputs per suite x model; judge calls, items
-    whose scorer raised and items a stop left unfinished get columns of their own when there
-    are any."""
+    whose scorer raised, stale answers asked again and items a stop left unfinished get
+    columns of their own when there are any."""
     stopped = any(c.interrupted or c.not_run for c in counts)
     judged = any(c.judge_calls or c.judge_cached or c.unscored for c in counts)
     scorer_failed = any(c.scorer_errors for c in counts)
+    # Stored answers too old to reuse (the model's `reuse_for`), asked again.
+    stale = [name for name in ("stale", "judge_stale") if any(getattr(c, name) for c in counts)]
     table = Table(title="run health", title_justify="left")
     table.add_column("suite")
     table.add_column("model")
@@ -296,6 +298,7 @@ def health_table(counts: Sequence[PairCounts]) -> Table:
         headings += [COUNT_HEADINGS[n] for n in ("judge_calls", "judge_cached", "unscored")]
     if scorer_failed:
         headings.append(COUNT_HEADINGS["scorer_errors"])
+    headings += [COUNT_HEADINGS[name] for name in stale]
     if stopped:
         headings.append("items not finished")
     for heading in [*headings, "cost USD"]:
@@ -310,6 +313,7 @@ def health_table(counts: Sequence[PairCounts]) -> Table:
             cells += [str(c.judge_calls), str(c.judge_cached), str(c.unscored)]
         if scorer_failed:
             cells.append(str(c.scorer_errors))
+        cells += [str(getattr(c, name)) for name in stale]
         if stopped:
             cells.append(str(c.interrupted + c.not_run))
         table.add_row(c.suite, c.who, *cells, cost)

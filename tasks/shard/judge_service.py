@@ -87,7 +87,8 @@ class JudgeService:
         link = AuthorityLink(authority, stop) if authority is not None else None
         clients = ClientBuilder(run_id, stop, redact, link=link, budgeted=budgeted)
         self.client = clients.client(spec)
-        self.asker = asker_for(self.client, ResponseCache(store, run_id), store, run_id)
+        cache = ResponseCache(store, run_id, fresh_since=self.client.fresh_since)
+        self.asker = asker_for(self.client, cache, store, run_id)
 
     async def judge(self, request: JudgeRequest, item: Item) -> tuple[JudgeReply, list[ModelCall]]:
         from roadeval.tasks.shard.judge import ItemJudge

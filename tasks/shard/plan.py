@@ -22,8 +22,9 @@ from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.messages import ImageRef, Message
 from roadeval.benchmarks.suite import Suite
 from roadeval.storage.records import SCHEMAS, ScoreRow
-from roadeval.tasks.cache.responses import ResponseCache
+from roadeval.tasks.cache.responses import ResponseCache, Stored
 from roadeval.tasks.calls.gateway import ModelClient
+from roadeval.tasks.requests.freshness import is_fresh
 from roadeval.tasks.requests.request import ModelCall, ModelRequest, messages_key_json
 from roadeval.tasks.requests.tokens import input_tokens, text_tokens
 from roadeval.tasks.rerun.answers import ShardBaseline, StoredOutcome
@@ -53,6 +54,11 @@ class Shard:
         """The shard's landing name, unique in the store."""
         return f"{self.run_id}-{self.index:05d}"
 
+    @property
+    def fresh_since(self) -> datetime | None:
+        """The oldest a stored answer of the shard's model may be to be reused (None: any)."""
+        return self.client.fresh_since
+
 
 @dataclass(frozen=True, slots=True)
 class PlannedItem:
@@ -69,6 +75,13 @@ class PlannedItem:
     prompt_tokens_est: int | None
     reused: StoredOutcome | None = None
     baseline_scores: tuple[ScoreRow, ...] = ()
+    # Per attempt, whether the store's answer was passed over as older than the model's
+    # `reuse_for` (so the request is asked again); empty when none was.
+    stale: tuple[bool, ...] = ()
+
+    def was_stale(self, index: int) -> bool:
+        """Whether the request of attempt `index` (from 0) is asked again for being stale."""
+        return index < len(self.stale) and self.stale[index]
 
     def answered(self, index: int) -> bool:
         """Whether the request of attempt `index` (from 0) has its answer already: the
@@ -166,42 +179,62 @@ def plan_item(
         for attempt in range(1, suite.max_attempts + 1)
     )
     if baseline is None:
-        return PlannedItem(item, requests, _stored(requests, cache), len(images), text)
+        stored, stale = stored_answers(requests, cache.lookup, cache.fresh_since)
+        return PlannedItem(item, requests, stored, len(images), text, stale=stale)
     answers = baseline.answers
     # An outcome is an item's, of one sample, shown one way: a blind answer never stands in
     # for a released one.
     whose = (item.item_id, shard.sample, shard.variant)
     outcome = answers.outcomes.get(whose)
     keys = [request.key for request in requests]
-    if baseline.copy_scores and outcome is not None and outcome.matches(item.content_hash, keys):
+    if (
+        baseline.copy_scores
+        and outcome is not None
+        and outcome.matches(item.content_hash, keys)
+        and outcome.fresh(cache.fresh_since, baseline.verdicts_since)
+    ):
         return PlannedItem(item, requests, (), len(images), text, reused=outcome)
+    stored, stale = stored_answers(requests, cache.lookup, cache.fresh_since, answers.stored)
     return PlannedItem(
         item,
         requests,
-        _stored(requests, cache, answers.stored),
+        stored,
         len(images),
         text,
         baseline_scores=answers.scores(whose),
+        stale=stale,
     )
 
 
-def _stored(
+def stored_answers(
     requests: Sequence[ModelRequest],
-    cache: ResponseCache,
+    look: Callable[[ModelRequest], Stored],
+    since: datetime | None,
     known: Callable[[str], ModelCall | None] | None = None,
-) -> tuple[ModelCall | None, ...]:
-    """The stored answer to each attempt's request: the baseline's (`known`, read in bulk)
-    or, failing that, the response cache's. A re-ask is looked up only when the attempt
-    before it was found: one is only ever made after the other, so this saves the look-ups (one
-    request each on S3) that would find nothing."""
+) -> tuple[tuple[ModelCall | None, ...], tuple[bool, ...]]:
+    """The stored answer to each attempt's request that may be reused (bought `since` then,
+    or whenever if None): the baseline's (`known`, read in bulk) or, failing that, the
+    response cache's (`look`, which passes over older ones); and per attempt, whether a
+    stored answer was passed over for its age. A re-ask is looked up only when the attempt
+    before it was found: one is only ever made after the other, so this saves the look-ups
+    (one request each on S3) that would find nothing."""
     found: list[ModelCall | None] = []
+    stale: list[bool] = []
     for request in requests:
         if found and found[-1] is None:
             found.append(None)
+            stale.append(False)
             continue
         answer = known(request.key) if known is not None else None
-        found.append(answer if answer is not None else cache.lookup(request))
-    return tuple(found)
+        if answer is not None and is_fresh(answer.answered_at, since):
+            found.append(answer)
+            stale.append(False)
+            continue
+        # The baseline's answer is too old: the cache may hold a later one.
+        stored = look(request)
+        found.append(stored.answer)
+        stale.append(stored.answer is None and (stored.stale is not None or answer is not None))
+    return tuple(found), tuple(stale)
 
 
 def plan_shard(
@@ -211,7 +244,9 @@ def plan_shard(
     baseline: ShardBaseline | None = None,
 ) -> ShardPlan:
     """Plan every item of the shard from its renders, and from the baseline run's answers on
-    a rerun (CPU and store look-ups: run it off the gateway loop)."""
+    a rerun (CPU and store look-ups: run it off the gateway loop); an answer older than the
+    model's `reuse_for` is not reused."""
+    cache = cache.as_of(shard.fresh_since)
     return ShardPlan(
         shard,
         tuple(
@@ -263,6 +298,7 @@ def plan_table(plan: ShardPlan, judge: ModelClient | None, now: datetime) -> pa.
             columns["attempt"].append(request.attempt)
             columns["conditional"].append(request.attempt > 1)
             columns["answered"].append(planned.answered(index))
+            columns["stale"].append(planned.was_stale(index))
             columns["params_json"].append(encoded(request.params))
             columns["prompt_tokens_est"].append(planned.prompt_tokens_est)
             columns["max_output_tokens"].append(request.params.get("max_tokens"))
@@ -276,6 +312,8 @@ def plan_table(plan: ShardPlan, judge: ModelClient | None, now: datetime) -> pa.
             columns["attempt"].append(1)
             columns["conditional"].append(True)
             columns["answered"].append(False)
+            # Which verdict it asks is known only once there is an answer to judge.
+            columns["stale"].append(None)
             columns["params_json"].append("{}")
             columns["prompt_tokens_est"].append(None)
             columns["max_output_tokens"].append(None)
