@@ -26,13 +26,6 @@ from support.prefect_server import PrefectServer, start_prefect_server
 REPO = Path(__file__).resolve().parents[1]
 
 
-def shared_dir() -> Path | None:
-    """The reference data beside the checkout (../shared), or ROADEVAL_SHARED; None when absent."""
-    configured = os.environ.get("ROADEVAL_SHARED")
-    path = Path(configured) if configured else REPO.parent / "shared"
-    return path if (path / "samples").is_dir() else None
-
-
 @pytest.fixture(scope="session", autouse=True)
 def _isolated_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Demo suites and extracted media go to a per-session folder, not the user's cache."""

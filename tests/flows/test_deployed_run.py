@@ -163,7 +163,7 @@ def test_a_served_deployment_runs_a_rerun_that_shows_in_prefect(
     assert table.type == "table"
     rows = json.loads(table.data) if isinstance(table.data, str) else table.data
     assert sorted(r["model"] for r in rows) == ["always-a", "random"]
-    assert all(0.0 <= r["accuracy"] <= 1.0 for r in rows)
+    assert all(0.0 <= r["accuracy ↑"] <= 1.0 for r in rows)
     health = kinds[f"run-health-{panel_key}"]
     assert health.type == "markdown" and f"Run `{run_id}`: finished" in health.data
     assert f"Compared with run `{by_hand['run_id']}`" in health.data

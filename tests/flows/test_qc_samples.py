@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import shared_dir
 
+from support.shared_data import shared_dir
 from support.trip_panel import invoke
 
 

@@ -223,10 +223,14 @@ def test_unreachable_api_base_names_the_model_and_stops_calling(tmp_path: Path) 
     page = read_page(Path(report.group(1)).read_text(encoding="utf-8"))
     health = page.table("health per suite and model (the run's counts)")
     row = dict(zip(health.headers, health.row("nowhere", at=1), strict=True))
-    assert (row["items"], row["scored"], row["errors"]) == (str(len(_gold)), "0", str(len(_gold)))
+    assert (row["items planned"], row["items scored"], row["items in error"]) == (
+        str(len(_gold)),
+        "0",
+        str(len(_gold)),
+    )
     costs = page.table("cost per model and role")
     sent = dict(zip(costs.headers, [cell.text for cell in costs.rows[0]], strict=True))
-    assert sent["failed requests"] == sent["requests"] != "0"  # items skipped unsent: errors
+    assert sent["failed requests"] == sent["requests sent"] != "0"  # items skipped unsent: errors
 
 
 @pytest.mark.parametrize(
