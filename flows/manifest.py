@@ -23,7 +23,7 @@ from roadeval.tasks.results.manifest import (
     Totals,
     UnscoredMetric,
 )
-from roadeval.tasks.results.provenance import freshness_records, served_records
+from roadeval.tasks.results.provenance import all_served, freshness_records, served_records
 from roadeval.tasks.shard.counts import COUNTS, new_counts
 from roadeval.tasks.shard.plan import Shard
 from roadeval.tasks.shard.stages import ShardResult
@@ -142,6 +142,7 @@ def build_manifest(
     counts = count_table(results)
     judge = redact_model(panel.judge.model_dump(mode="json")) if panel.judge else None
     baseline = inputs.baseline
+    served = all_served(r.served for r in results)
     return RunManifest(
         run_id=run.run_id,
         panel=panel.name,
@@ -172,8 +173,8 @@ def build_manifest(
         rescore=run.rescore,
         ablations=list(panel.ablations),
         engines=engines_used(run, inputs.loaded, scored_on_cluster),
-        freshness=freshness_records(run.run_id, panel.models, panel.judge, counts),
-        served=served_records(r.served for r in results),
+        freshness=freshness_records(run.run_id, panel.models, panel.judge, counts, served),
+        served=served_records(served),
     )
 
 

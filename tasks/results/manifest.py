@@ -173,14 +173,18 @@ class IntervalsRecord(_Record):
 
 class FreshnessRecord(_Record):
     """One model's freshness in the run: its `reuse_for` in force, the oldest a stored answer
-    could be to be reused (`fresh_since`, the run's start less `reuse_for`; None: any), and the
-    stored answers passed over as older than that, asked again (`stale`)."""
+    could be to be reused (`fresh_since`, the run's start less `reuse_for`; None: any), the
+    stored answers passed over as older than that, asked again (`stale`), and the answers it
+    reused (`reused`, from the store or the baseline run) with when the oldest of them was
+    bought (`oldest_reused`; None: none reused, or none with a known time)."""
 
     model: str
     role: str
     reuse_for: str
     fresh_since: IsoTime | None = None
     stale: int = 0
+    reused: int = 0
+    oldest_reused: IsoTime | None = None
 
 
 class ServedRecord(_Record):

@@ -1,7 +1,7 @@
 """What a run's answers rest on, as its manifest records it per model: how old a stored answer
-it could reuse (`reuse_for`, and how many were too old and asked again), and what the provider
-said served its answers (the served model and system fingerprint, with counts), for a later
-run's history to compare with."""
+it could reuse (`reuse_for`), how many it reused and how old the oldest was, how many were too
+old and asked again, and what the provider said served its answers (the served model and system
+fingerprint, with counts), for a person comparing runs to put a change down to what answered."""
 
 from __future__ import annotations
 
@@ -11,7 +11,15 @@ from collections.abc import Iterable, Sequence
 from roadeval.tasks.requests.freshness import FOREVER, fresh_since, run_start
 from roadeval.tasks.requests.model_spec import ModelSpec
 from roadeval.tasks.results.manifest import FreshnessRecord, PairCounts, ServedRecord
-from roadeval.tasks.shard.served import ServedCounts
+from roadeval.tasks.shard.served import Served
+
+
+def all_served(shards: Iterable[Served]) -> Served:
+    """The shards' answers by what served them, summed over the run."""
+    total = Served()
+    for served in shards:
+        total.update(served)
+    return total
 
 
 def freshness_records(
@@ -19,22 +27,31 @@ def freshness_records(
     models: Sequence[ModelSpec],
     judge: ModelSpec | None,
     counts: Sequence[PairCounts],
+    served: Served,
 ) -> list[FreshnessRecord]:
     """The run's models (then its judge), each with its `reuse_for` in force (as written on
-    its spec when the run began) and what it passed over as stale, summed over `counts` (of
-    pairs named by model)."""
+    its spec when the run began), what it passed over as stale (summed over `counts`, of pairs
+    named by model), and the answers it reused with when the oldest was bought (`served`)."""
     started = run_start(run_id)
     stale: Counter[str] = Counter()
     judge_stale = 0
     for entry in counts:
         stale[entry.model] += entry.stale
         judge_stale += entry.judge_stale
+    reused: Counter[tuple[str, str]] = Counter()
+    for (model, role, _, _, was_reused), n in served.counts.items():
+        reused[(model, role)] += n if was_reused else 0
 
     def record(spec: ModelSpec, role: str, passed_over: int) -> FreshnessRecord:
         since = fresh_since(spec.reuse_for, started) if started is not None else None
-        reuse_for = spec.reuse_for or FOREVER
         return FreshnessRecord(
-            model=spec.label, role=role, reuse_for=reuse_for, fresh_since=since, stale=passed_over
+            model=spec.label,
+            role=role,
+            reuse_for=spec.reuse_for or FOREVER,
+            fresh_since=since,
+            stale=passed_over,
+            reused=reused[(spec.label, role)],
+            oldest_reused=served.oldest_reused.get((spec.label, role)),
         )
 
     found = [record(spec, "answer", stale[spec.label]) for spec in models]
@@ -43,14 +60,11 @@ def freshness_records(
     return found
 
 
-def served_records(served: Iterable[ServedCounts]) -> list[ServedRecord]:
-    """The shards' counts of what served their answers, summed per model, role, served model
-    and fingerprint, in that order (None first)."""
-    total: ServedCounts = Counter()
-    for counts in served:
-        total.update(counts)
+def served_records(served: Served) -> list[ServedRecord]:
+    """The run's answers per model, role, served model and fingerprint, in that order (None
+    first), bought and reused apart."""
     by_identity: dict[tuple[str, str, str | None, str | None], ServedRecord] = {}
-    for (model, role, served_model, fingerprint, reused), n in total.items():
+    for (model, role, served_model, fingerprint, reused), n in served.counts.items():
         key = (model, role, served_model, fingerprint)
         entry = by_identity.setdefault(
             key,

@@ -38,6 +38,7 @@ from roadeval.tasks.results.leaderboard import (
     variant_of,
 )
 from roadeval.tasks.results.manifest import IntervalsRecord, PairCounts, RunManifest, shown_as
+from roadeval.tasks.results.provenance_table import provenance_table
 from roadeval.tasks.shard.counts import COUNT_HEADINGS
 
 
@@ -388,6 +389,8 @@ def print_report(
         intervals=manifest.intervals,
     )
     console.print(health_table(manifest.counts))
+    if (provenance := provenance_table(manifest)) is not None:
+        console.print(provenance)
     for c in manifest.counts:
         where = f"{escape(c.who)} on {escape(c.suite)}"
         if c.errors:

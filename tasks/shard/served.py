@@ -1,12 +1,15 @@
 """What served a shard's answers, as the provider said in each reply (the `model` it names, a
 vLLM or SGLang server's served model, and its `system_fingerprint`): counted per model, role and
 identity, the answers this run bought apart from those it reused, so that a change between two
-runs can be told apart from noise and put down to what answered."""
+runs can be told apart from noise and put down to what answered; and per model and role how old
+the oldest answer it reused was (when it was bought), so a reader sees what a run rests on."""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
 
 import pyarrow as pa
 
@@ -19,45 +22,82 @@ from roadeval.tasks.shard.rows import served_by
 ServedCounts = Counter[tuple[str, str, str | None, str | None, bool]]
 
 
-def served_counts(outcomes: Sequence[ItemOutcome], model: str, judge: str | None) -> ServedCounts:
+@dataclass
+class Served:
+    """A shard's answers by what served them (`counts`), and per (model, role) when the oldest
+    answer it reused was bought (`oldest_reused`; absent where none reused had a time)."""
+
+    counts: ServedCounts = field(default_factory=Counter)
+    oldest_reused: dict[tuple[str, str], datetime] = field(default_factory=dict)
+
+    def add(
+        self,
+        who: str,
+        role: str,
+        identity: tuple[str | None, str | None],
+        reused: bool,
+        bought: datetime | None,
+        n: int = 1,
+    ) -> None:
+        """Count `n` answers of `who` in `role` served by `identity`, bought at `bought`."""
+        self.counts[(who, role, *identity, reused)] += n
+        if reused and bought is not None:
+            oldest = self.oldest_reused.get((who, role))
+            if oldest is None or bought < oldest:
+                self.oldest_reused[(who, role)] = bought
+
+    def update(self, other: Served) -> None:
+        """Add another shard's."""
+        self.counts.update(other.counts)
+        for key, bought in other.oldest_reused.items():
+            oldest = self.oldest_reused.get(key)
+            if oldest is None or bought < oldest:
+                self.oldest_reused[key] = bought
+
+
+def served_counts(outcomes: Sequence[ItemOutcome], model: str, judge: str | None) -> Served:
     """Per model (`model` answering, `judge` judging), role and what served them, the answers
     of `outcomes` (an answer per attempt, a verdict per judge call; errors served nothing):
     those asked now, those reused, and those of outcomes copied from the baseline run."""
-    counts: ServedCounts = Counter()
-    asked = [attempt.final for outcome in outcomes for attempt in outcome.attempts]
-    _count(counts, model, asked)
-    if judge is not None:
-        _count(counts, judge, (call for outcome in outcomes for call in outcome.judge_calls))
-    copied = [outcome.copied for outcome in outcomes if outcome.copied is not None]
-    counts.update(_copied(copied, model, judge))
-    return counts
-
-
-def _count(counts: ServedCounts, who: str, calls: Iterable[ModelCall]) -> None:
-    for call in calls:
+    served = Served()
+    for who, call in _calls(outcomes, model, judge):
         if call.ok:
-            served = served_by(call.output, "served_model")
-            fingerprint = served_by(call.output, "system_fingerprint")
-            counts[(who, call.role, served, fingerprint, call.cached)] += 1
+            identity = (
+                served_by(call.output, "served_model"),
+                served_by(call.output, "system_fingerprint"),
+            )
+            served.add(who, call.role, identity, call.cached, call.answered_at)
+    copied = [outcome.copied for outcome in outcomes if outcome.copied is not None]
+    _copied(served, copied, model, judge)
+    return served
 
 
-def _copied(copied: Sequence[StoredOutcome], model: str, judge: str | None) -> ServedCounts:
+def _calls(
+    outcomes: Sequence[ItemOutcome], model: str, judge: str | None
+) -> Iterator[tuple[str, ModelCall]]:
+    """Each answer (its final try per attempt) and, with a judge, each verdict, with whose."""
+    for outcome in outcomes:
+        for attempt in outcome.attempts:
+            yield model, attempt.final
+        if judge is not None:
+            for call in outcome.judge_calls:
+                yield judge, call
+
+
+def _copied(served: Served, copied: Sequence[StoredOutcome], model: str, judge: str | None) -> None:
     """The copied outcomes' answers and verdicts (all reused), read by column from the
     baseline's rows (one take for the shard, as they are landed again)."""
-    counts: ServedCounts = Counter()
     if not copied:
-        return counts
+        return
     rows = [at for outcome in copied for at in outcome.landed.at["responses"]]
     table = copied[0].landed.tables["responses"]
-    taken = table.take(pa.array(rows, pa.int64())).select(
-        ["role", "served_model", "system_fingerprint"]
-    )
     keys = ["role", "served_model", "system_fingerprint"]
-    grouped = taken.group_by(keys, use_threads=False).aggregate([([], "count_all")])
+    taken = table.take(pa.array(rows, pa.int64())).select([*keys, "answered_at"])
+    grouped = taken.group_by(keys, use_threads=False).aggregate(
+        [([], "count_all"), ("answered_at", "min")]
+    )
     for row in grouped.to_pylist():
         role = row["role"]
         who = judge if role == "judge" and judge is not None else model
-        counts[(who, role, row["served_model"], row["system_fingerprint"], True)] += row[
-            "count_all"
-        ]
-    return counts
+        identity = (row["served_model"], row["system_fingerprint"])
+        served.add(who, role, identity, True, row["answered_at_min"], row["count_all"])

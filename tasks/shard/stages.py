@@ -36,7 +36,7 @@ from roadeval.tasks.shard.plan import PlannedItem, Shard, ShardPlan
 from roadeval.tasks.shard.remote_scoring import RemoteScoring
 from roadeval.tasks.shard.rows import parse_rows, response_rows, score_rows
 from roadeval.tasks.shard.scoring import ScorerErrors, score_all
-from roadeval.tasks.shard.served import ServedCounts, served_counts
+from roadeval.tasks.shard.served import Served, served_counts
 
 __all__ = ["Shard", "ShardResult", "run_shard", "summarise"]
 
@@ -61,8 +61,9 @@ class ShardResult:
     # Per metric: items it could not be scored for, and the first reason why.
     unscored: dict[str, int] = field(default_factory=dict)
     first_unscored: dict[str, str] = field(default_factory=dict)
-    # What the provider said served the answers (`served.served_counts`).
-    served: ServedCounts = field(default_factory=Counter)
+    # What the provider said served the answers, and how old those reused were
+    # (`served.served_counts`).
+    served: Served = field(default_factory=Served)
 
     @classmethod
     def not_landed(cls, shard: Shard) -> ShardResult:

@@ -25,9 +25,11 @@ pytestmark = pytest.mark.usefixtures("inline")
 ENGINES = {"scoring": {"engine": "local"}, "render": {"engine": "local"}}
 
 
-def _run(panel: Path, store: Path) -> dict[str, Any]:
+def _run(panel: Path, store: Path, printed: list[str] | None = None) -> dict[str, Any]:
     result = invoke("run", "--panel", str(panel), "--store", str(store))
     assert result.exit_code == 0, result.output
+    if printed is not None:
+        printed.append(result.output)
     return _last_manifest(store)
 
 
@@ -65,10 +67,27 @@ def test_answers_are_reused_as_long_as_reuse_for_says_and_no_longer(
     items = first["suites"][0]["items"]
     assert len(server.hits_for("fa")) == items
 
-    # forever: nothing is asked, whatever the answers' age.
-    forever = _run(panel("forever.yaml", reuse_for="forever"), store)
+    # forever: nothing is asked, whatever the answers' age; what was reused, and how old the
+    # oldest was when the run began, is in the manifest and in the run's summary.
+    printed: list[str] = []
+    forever = _run(panel("forever.yaml", reuse_for="forever"), store, printed)
     assert len(server.hits_for("fa")) == items
     assert {e["model"]: e["stale"] for e in forever["freshness"]} == {"fa": 0, "always-a": 0}
+    assert {e["model"]: e["reused"] for e in forever["freshness"]} == {
+        "fa": items,
+        "always-a": items,
+    }
+    for entry in forever["freshness"]:
+        age = datetime.fromisoformat(forever["started_at"]) - datetime.fromisoformat(
+            entry["oldest_reused"]
+        )
+        assert timedelta(days=3) <= age < timedelta(days=3, minutes=5)
+    title = "answers reused, and what served them"
+    assert title in printed[0], printed[0]
+    section = printed[0].split(title, 1)[1].splitlines()
+    fa_line = next(line for line in section if line.startswith("│ fa "))
+    cells = [cell.strip() for cell in fa_line.strip("│ ").split("│")]
+    assert cells[:7] == ["fa", "answer", "forever", "0", str(items), "3.0 d", "0"]
     assert all(c["calls"] == 0 and c["stale"] == 0 for c in forever["counts"])
 
     # The dry run counts what a day's reuse would ask again: every answer of fa's, none of the
@@ -104,7 +123,11 @@ def test_answers_are_reused_as_long_as_reuse_for_says_and_no_longer(
         "reuse_for": "forever",
         "fresh_since": None,
         "stale": 0,
+        "reused": items,
+        # The baseline's answers are the first run's, bought three days ago.
+        "oldest_reused": forever["freshness"][1]["oldest_reused"],
     }
+    assert (fresh["fa"]["reused"], fresh["fa"]["oldest_reused"]) == (0, None)
     specs = {spec["name"]: spec["reuse_for"] for spec in third["models"]}
     assert specs == {"fa": "1d", "always-a": "forever"}
     # Recorded per request: the plan says which stored answers were stale, and the responses
