@@ -25,13 +25,13 @@ def age_text(bought: datetime, started: datetime) -> str:
 
 
 def _listed(values: list[str]) -> str:
-    shown = ", ".join(escape(v) for v in values[:SHOWN])
+    shown = ", ".join(values[:SHOWN])
     return shown + (f" +{len(values) - SHOWN} more" if len(values) > SHOWN else "")
 
 
 def served_text(records: list[ServedRecord]) -> tuple[str, str]:
-    """The distinct served models and fingerprints of one model's answers, as cells ('-' where
-    the provider named none)."""
+    """The distinct served models and fingerprints of one model's answers, as plain text ('-'
+    where the provider named none)."""
     models = sorted({r.served_model for r in records if r.served_model})
     prints = sorted({r.system_fingerprint for r in records if r.system_fingerprint})
     return (_listed(models) or "-", _listed(prints) or "-")
@@ -60,7 +60,7 @@ def provenance_table(manifest: RunManifest) -> Table | None:
             str(entry.reused),
             age,
             str(entry.stale),
-            *served_text(mine),
+            *map(escape, served_text(mine)),
         )
     table.caption = (
         "answers bought: asked this run; reused: from the store or the baseline run; oldest "

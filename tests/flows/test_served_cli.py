@@ -118,6 +118,23 @@ def test_each_answer_records_what_its_provider_said_served_it(
     }
     assert sum(e["answers"] for e in third["served"] if e["model"] == "v") == items
 
+    # Where a person compares runs, the change is shown for v alone; the baseline is the same.
+    for args in (["diff", second["run_id"], third["run_id"]], ["changes", third["run_id"]]):
+        compared = invoke(*args, "--store", str(store))
+        assert compared.exit_code == 0, compared.output
+        assert "what served the answers: changed for 1 of 2" in compared.output, compared.output
+        rows = {line.split("│")[1].strip(): line for line in _table_lines(compared.output)}
+        assert "changed" in rows["v"] and "fp_3f2a-" in rows["v"] and "fp_9c1d-" in rows["v"]
+        assert rows["always-a"].rstrip("│ ").endswith("same")
+    steady = invoke("diff", first["run_id"], second["run_id"], "--store", str(store))
+    assert "what served the answers: changed for 0 of 2" in steady.output, steady.output
+
+
+def _table_lines(output: str) -> list[str]:
+    """The rows of the printed table of what served the answers."""
+    section = output.split("what served the answers", 1)[1]
+    return [line for line in section.splitlines() if line.startswith("│ ") and "│ answer" in line]
+
 
 def test_a_store_whose_responses_predate_the_columns_still_queries(
     tmp_path: Path, server: ModelServer
