@@ -3,6 +3,7 @@ one-line error exit (secrets redacted, markup escaped)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,9 +25,12 @@ app = typer.Typer(
 
 
 def _width(stream: object) -> int | None:
-    # Piped output (CI logs, files) gets wide tables instead of rich's 80-column default.
+    # Piped output (CI logs, files) gets wide tables instead of rich's 80-column default,
+    # unless COLUMNS says how wide (rich reads it, as it reads a terminal's size).
     isatty = getattr(stream, "isatty", None)
-    return None if isatty is not None and isatty() else 200
+    if (isatty is not None and isatty()) or os.environ.get("COLUMNS", "").isdigit():
+        return None
+    return 200
 
 
 class _Consoles:

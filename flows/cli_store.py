@@ -11,6 +11,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 from typer.core import TyperArgument, TyperCommand
 
@@ -115,6 +116,11 @@ _MANIFEST_MODELS = (
     "json_extract(manifest_json, '$.models[*]'), "
     "lambda m: coalesce(m->>'name', m->>'model')), ', ') end"
 )
+# Requests whose cost is not known (None in manifests from before they were counted).
+_MANIFEST_UNKNOWN_COST = (
+    "case when json_valid(manifest_json) then "
+    "try_cast(manifest_json->>'$.totals.unknown_cost' as bigint) end"
+)
 # Items a scorer raised on, for a run landed before its event kept them (its manifest did).
 _MANIFEST_SCORER_ERRORS = (
     "case when json_valid(manifest_json) then "
@@ -128,13 +134,18 @@ def runs(
     format: Annotated[OutputFormat, typer.Option("--format", "-f")] = OutputFormat.table,
 ) -> None:
     """List the store's runs: running, finished, failed, interrupted, or died (no heartbeat),
-    with their panel, suites, models, counts and cost (a died run's: of what it landed)."""
+    with their panel, suites, models, counts, cost (a died run's: of what it landed) and what
+    they left out (rows skipped at load, items a baseline has no rule for). The table shows
+    whole run ids and the columns that fit the terminal; csv and json every column, exactly."""
+    from roadeval.tasks.results.run_list import dropped_note, run_list, runs_table
+
     sql = (
         "select run_id, status, started_at, ended_at, panel, "
         f"{_MANIFEST_SUITES} as suites, {_MANIFEST_MODELS} as models, "
         "baseline_run_id as baseline, n_items, n_scored, "
         f"coalesce(n_scorer_errors, {_MANIFEST_SCORER_ERRORS}) as n_scorer_errors, n_calls, "
-        "n_cached, n_errors, n_interrupted + n_not_run as n_unfinished, cost_usd, message "
+        "n_cached, n_errors, n_interrupted + n_not_run as n_unfinished, cost_usd, "
+        f"{_MANIFEST_UNKNOWN_COST} as n_unknown_cost, message, manifest_json "
         "from runs order by started_at"
     )
     # `runs` reads no suite's own table: no suite needs loading.
@@ -142,7 +153,15 @@ def runs(
     died = [str(row[0]) for row in rows if row[1] == "died"]
     if died:
         rows = _counted_as_landed(store, columns, rows, died)
-    _print_rows(columns, rows, format)
+    listing = run_list(columns, rows)
+    if format is not OutputFormat.table:
+        _print_rows(listing.columns, listing.rows, format)
+        return
+    out = consoles.out
+    fitted = runs_table(listing, out.width)
+    out.print(fitted.table)
+    if note := dropped_note(fitted, out.width):
+        out.print(escape(note))
 
 
 def _counted_as_landed(

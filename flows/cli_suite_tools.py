@@ -29,10 +29,20 @@ def score_predictions(
     reparse: Annotated[
         bool, typer.Option(help="also parse raw answers with roadeval's parser")
     ] = False,
+    accept_errors: Annotated[
+        bool,
+        typer.Option(
+            "--accept-errors",
+            help="exit 0 even when more than half of the rows were counted as errors",
+        ),
+    ] = False,
 ) -> None:
-    """Score a released prediction file exactly as the release's scripts do; prints JSON.
+    """Score a released prediction file exactly as the release's scripts do; prints JSON, and
+    on stderr how many rows were counted as errors and why. Exit 1 when more than half were
+    (their metrics measure the errors), unless `--accept-errors`.
 
     `--images` and `--reparse` are RoadBench's options; another suite refuses them."""
+    from roadeval.benchmarks.error_rows import ErrorRows
     from roadeval.benchmarks.registry import get_suite
 
     for path in (labels, predictions):
@@ -58,6 +68,20 @@ def score_predictions(
         fail(exc.args[0] if exc.args else str(exc))
         return
     sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False, default=float) + "\n")
+    errors = ErrorRows.of(result)
+    if errors is None:
+        consoles.err.print(f"suite {escape(suite)!r} does not say which rows it counted as errors")
+        return
+    if not errors.mostly_errors:
+        consoles.err.print(escape(errors.line), soft_wrap=True)
+        return
+    consoles.err.print(f"[yellow]{escape(errors.line)}[/yellow]", soft_wrap=True)
+    if not accept_errors:
+        fail(
+            "more than half of the rows were counted as errors: the metrics above measure "
+            "them, not the model (check the files; --accept-errors accepts them)",
+            1,
+        )
 
 
 class ReportFormat(StrEnum):

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from roadeval.storage.store import Store
 from roadeval.tasks.results.manifest import shown_as
+from roadeval.tasks.results.money import cost_text
 
 _SQL = """
 select model, suite, role, variant,
@@ -42,23 +43,19 @@ class CostLine:
 
     @property
     def usd(self) -> str:
-        known = f"${self.known_usd:.4f}"
-        if not self.unknown:
-            return known
-        if self.unknown == self.requests + self.reused:
-            return "unknown"
-        return f"{known} + {self.unknown} unknown"
+        return cost_text(self.known_usd, self.unknown)
 
 
 def cost_lines(store: Store, run_id: str) -> list[CostLine]:
     """The run's cost lines, from the landed responses (retries and judge calls included)."""
-    from roadeval.storage.catalog import connect
+    from roadeval.storage.catalog import read_views
 
-    con = connect(store, runs=[run_id], tables=["responses"])
-    try:
-        rows = con.execute(_SQL, {"run_id": run_id}).fetchall()
-    finally:
-        con.close()
+    rows = read_views(
+        store,
+        lambda con: con.execute(_SQL, {"run_id": run_id}).fetchall(),
+        runs=[run_id],
+        tables=["responses"],
+    )
     return [
         CostLine(str(m), str(s), str(r), str(v), int(q), int(c), int(i), int(o), float(u), int(n))
         for m, s, r, v, q, c, i, o, u, n in rows
@@ -83,8 +80,9 @@ def cost_table(lines: list[CostLine]) -> Table:
             line.usd,
         )
     if lines:
-        unknown = sum(line.unknown for line in lines)
-        total = f"${sum(line.known_usd for line in lines):.4f}"
+        total = cost_text(
+            sum(line.known_usd for line in lines), sum(line.unknown for line in lines)
+        )
         table.add_row(
             "total",
             "",
@@ -93,7 +91,7 @@ def cost_table(lines: list[CostLine]) -> Table:
             str(sum(line.reused for line in lines)),
             str(sum(line.tokens_in for line in lines)),
             str(sum(line.tokens_out for line in lines)),
-            f"{total} + {unknown} unknown" if unknown else total,
+            total,
             style="bold",
         )
     return table

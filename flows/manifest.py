@@ -15,6 +15,7 @@ from roadeval.flows.orchestration import OrchestratorKind, configured_api_url
 from roadeval.flows.run_parts import RunContext, RunInputs
 from roadeval.flows.suites import LoadedSuite
 from roadeval.tasks.results.engines import EngineRecord, EnginesRecord, bare_address
+from roadeval.tasks.results.left_out import skipped_groups
 from roadeval.tasks.results.manifest import (
     GenerationRecord,
     PairCounts,
@@ -120,6 +121,7 @@ def suite_record(loaded: LoadedSuite, judge: dict[str, Any] | None = None) -> Su
         max_attempts=loaded.suite.max_attempts,
         options=loaded.suite.options(),
         skipped_items=[str(p) for p in loaded.skipped],
+        skipped=skipped_groups(loaded.skipped),
         drawings=loaded.drawings,
         unknown_fields=loaded.unknown_fields,
         unknown_fields_message=loaded.unknown_fields_message,

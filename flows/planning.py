@@ -11,6 +11,7 @@ from roadeval.flows.panel_file import Panel
 from roadeval.flows.suites import LoadedSuite
 from roadeval.tasks.calls.gateway import ModelClient
 from roadeval.tasks.render.blind import BLIND
+from roadeval.tasks.results.leaderboard import task_order
 from roadeval.tasks.shard.plan import Shard
 
 # Item ids of a suite x model x sample x variant whose baseline outcomes a rerun may copy.
@@ -55,12 +56,14 @@ def plan_shards(
                     if find_baseline(spec.baseline_name, suite.suite.name, item.task) is not None
                 ]
                 if len(items) < len(suite.items):
+                    asked = {item.task for item in items}
                     skipped.append(
                         {
                             "suite": suite.suite.name,
                             "model": spec.label,
                             "items_not_covered": len(suite.items) - len(items),
                             "why": "the baseline has no rule for those tasks",
+                            "tasks": sorted({i.task for i in suite.items} - asked, key=task_order),
                         }
                     )
             variants = [("", items)]

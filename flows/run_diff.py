@@ -11,14 +11,13 @@ for a run and its baseline. Everything is read through the catalogue, filtered b
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from contextlib import closing
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import duckdb
 
 from roadeval.flows.run_record import manifest_key
-from roadeval.storage.catalog import connect
+from roadeval.storage.catalog import read_views
 from roadeval.storage.landing import read_rows
 from roadeval.storage.records import (
     ChangeRow,
@@ -130,47 +129,53 @@ def landed(store: Store, run_id: str) -> RunDiff:
         "parses",
         "scores",
     ]
-    with closing(connect(store, runs=[run_id], tables=tables)) as con:
-        (run,) = _runs(con, store, [run_id])
-        if run.baseline_run_id is None:
-            raise NoBaseline(
-                f"run {run_id} has no baseline run: no finished run of panel {run.panel!r} "
-                f"came before it, so it was compared with nothing (every item of it is new); "
-                f"`roadeval diff RUN_A {run_id}` compares it with another run of its panel"
-            )
-        where, params = "run_id = $run", {"run": run_id}
-        return RunDiff(
-            run.baseline_run_id,
-            run_id,
-            run.panel,
-            tuple(_rows(con, ChangeRow, "changes", where, params)),
-            tuple(_rows(con, ScoreChangeRow, "score_changes", where, params)),
-            tuple(_rows(con, MetricDeltaRow, "metric_deltas", where, params)),
-            tuple(
-                served_changes(_baseline_served(store, run.baseline_run_id), run.manifest.served)
-            ),
+    # Read whole again when a compaction removes a part under it (`read_views`).
+    return read_views(store, lambda con: _landed(con, store, run_id), runs=[run_id], tables=tables)
+
+
+def _landed(con: duckdb.DuckDBPyConnection, store: Store, run_id: str) -> RunDiff:
+    (run,) = _runs(con, store, [run_id])
+    if run.baseline_run_id is None:
+        raise NoBaseline(
+            f"run {run_id} has no baseline run: no finished run of panel {run.panel!r} "
+            f"came before it, so it was compared with nothing (every item of it is new); "
+            f"`roadeval diff RUN_A {run_id}` compares it with another run of its panel"
         )
+    where, params = "run_id = $run", {"run": run_id}
+    return RunDiff(
+        run.baseline_run_id,
+        run_id,
+        run.panel,
+        tuple(_rows(con, ChangeRow, "changes", where, params)),
+        tuple(_rows(con, ScoreChangeRow, "score_changes", where, params)),
+        tuple(_rows(con, MetricDeltaRow, "metric_deltas", where, params)),
+        tuple(served_changes(_baseline_served(store, run.baseline_run_id), run.manifest.served)),
+    )
 
 
 def between(store: Store, run_a: str, run_b: str) -> RunDiff:
     """Run `run_b` against `run_a`, computed from what each landed, as `run_b` would have
     landed it with `run_a` for its baseline; a DiffError for an unknown run or two panels."""
-    with closing(connect(store, runs=[run_a, run_b])) as con:
-        a, b = _runs(con, store, [run_a, run_b])
-        if a.panel != b.panel:
-            raise DiffError(
-                f"runs {run_a} (panel {a.panel!r}) and {run_b} (panel {b.panel!r}) are of "
-                "different panels: only runs of the same panel can be compared"
-            )
-        return RunDiff(
-            run_a,
-            run_b,
-            b.panel,
-            tuple(_item_changes(con, store, a, b)),
-            tuple(_score_changes(con, a, b)),
-            tuple(_metric_deltas(con, a, b)),
-            tuple(served_changes(a.manifest.served, b.manifest.served)),
+    # Read whole again when a compaction removes a part under it (`read_views`).
+    return read_views(store, lambda con: _between(con, store, run_a, run_b), runs=[run_a, run_b])
+
+
+def _between(con: duckdb.DuckDBPyConnection, store: Store, run_a: str, run_b: str) -> RunDiff:
+    a, b = _runs(con, store, [run_a, run_b])
+    if a.panel != b.panel:
+        raise DiffError(
+            f"runs {run_a} (panel {a.panel!r}) and {run_b} (panel {b.panel!r}) are of "
+            "different panels: only runs of the same panel can be compared"
         )
+    return RunDiff(
+        run_a,
+        run_b,
+        b.panel,
+        tuple(_item_changes(con, store, a, b)),
+        tuple(_score_changes(con, a, b)),
+        tuple(_metric_deltas(con, a, b)),
+        tuple(served_changes(a.manifest.served, b.manifest.served)),
+    )
 
 
 def _baseline_served(store: Store, run_id: str) -> list[ServedRecord]:

@@ -5,9 +5,11 @@ counts its scored items, errors, calls and cost from the rows its shards landed.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import closing
+from typing import Any
 
-from roadeval.storage.catalog import connect
+import duckdb
+
+from roadeval.storage.catalog import read_views
 from roadeval.storage.records import EVERY_METRIC
 from roadeval.storage.store import Store
 
@@ -35,21 +37,36 @@ with answers as (
     from answers full join scored using (run_id, suite, model, variant, item_id, sample)
     group by run_id
 ), paid as (
-    select run_id, sum(cost_usd) as cost_usd from responses group by run_id
+    select run_id, sum(cost_usd) as cost_usd,
+           count(*) filter (where not cached and try_number > 0 and cost_usd is null)
+               as n_unknown_cost
+    from responses group by run_id
 )
-select outcomes.*, coalesce(paid.cost_usd, 0) as cost_usd
+select outcomes.*, coalesce(paid.cost_usd, 0) as cost_usd,
+       coalesce(paid.n_unknown_cost, 0) as n_unknown_cost
 from outcomes left join paid using (run_id)
 """
 
 # The counts `landed_counts` gives, as the `runs` columns they stand for.
-LANDED_COLUMNS = ("n_scored", "n_scorer_errors", "n_errors", "n_calls", "n_cached", "cost_usd")
+LANDED_COLUMNS = (
+    "n_scored",
+    "n_scorer_errors",
+    "n_errors",
+    "n_calls",
+    "n_cached",
+    "cost_usd",
+    "n_unknown_cost",
+)
 
 
 def landed_counts(store: Store, run_ids: Sequence[str]) -> dict[str, dict[str, float]]:
     """Per run named, its `LANDED_COLUMNS` over the rows it landed (a run that landed nothing:
     none). Reads those runs' parts alone: one read per part on S3."""
-    with closing(connect(store, runs=run_ids, tables=["responses", "scores"])) as con:
+
+    def rows(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
         result = con.execute(_LANDED, {"every": EVERY_METRIC})
         names = [d[0] for d in result.description or ()]
-        found = [dict(zip(names, row, strict=True)) for row in result.fetchall()]
+        return [dict(zip(names, row, strict=True)) for row in result.fetchall()]
+
+    found = read_views(store, rows, runs=run_ids, tables=["responses", "scores"])
     return {str(row["run_id"]): {name: row[name] for name in LANDED_COLUMNS} for row in found}
