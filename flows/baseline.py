@@ -60,7 +60,7 @@ class BaselineRun:
         )
 
 
-def _latest_events(store: Store) -> dict[str, dict[str, Any]]:
+def latest_events(store: Store) -> dict[str, dict[str, Any]]:
     """Each run's latest event (status, panel, start, heartbeat period, manifest), by run id."""
     table = read_table(store, "run_events").select(
         ["run_id", "seq", "status", "panel", "started_at", "heartbeat_s", "manifest_json"]
@@ -88,7 +88,7 @@ def _seen_status(store: Store, event: dict[str, Any]) -> str:
 def find_baseline(store: Store, panel: Panel, against: str | None) -> BaselineRun | None:
     """The run given by `against` (it must exist, be of this panel and have finished), else
     the last finished run of the panel's name; None when it has none."""
-    latest = _latest_events(store)
+    latest = latest_events(store)
     if against is not None:
         event = latest.get(against)
         if event is None:

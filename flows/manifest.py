@@ -18,6 +18,7 @@ from roadeval.tasks.results.engines import EngineRecord, EnginesRecord, bare_add
 from roadeval.tasks.results.left_out import skipped_groups
 from roadeval.tasks.results.manifest import (
     GenerationRecord,
+    HorizonRecord,
     PairCounts,
     RunManifest,
     SuiteRecord,
@@ -175,7 +176,8 @@ def build_manifest(
         rescore=run.rescore,
         ablations=list(panel.ablations),
         engines=engines_used(run, inputs.loaded, scored_on_cluster),
-        freshness=freshness_records(run.run_id, panel.models, panel.judge, counts, served),
+        freshness=freshness_records(run.fresh_from, panel.models, panel.judge, counts, served),
+        horizon=run.horizon or HorizonRecord(run_id=run.run_id, started_at=run.started),
         served=served_records(served),
     )
 

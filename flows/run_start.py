@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 from roadeval.environment import tune_collector_for_run
 from roadeval.flows.baseline import find_baseline
+from roadeval.flows.continuation import horizon_of
 from roadeval.flows.orchestration import Orchestrator
 from roadeval.flows.panel_file import Panel, with_reuse_for
 from roadeval.flows.preflight import check_before_run
@@ -38,12 +39,24 @@ def run_panel(
     store = check_before_run(panel, store_uri)
     # Before anything is loaded or asked: a baseline that cannot be one is bad input.
     baseline = find_baseline(store, panel, against)
+    # A resume (the same command after a run that did not finish) keeps that run's horizon.
+    horizon = horizon_of(store, panel.name, run_id, started)
     loaded = [orchestrator.call(LOAD_SUITE, panel, i) for i in range(len(panel.suites))]
     # The gateway (LiteLLM) only now: the CLI has been importing it in the background meanwhile.
     from roadeval.flows.run import execute_run
 
     summary = execute_run(
-        run_id, started, panel, store, loaded, orchestrator, dry_run, baseline, rescore, report
+        run_id,
+        started,
+        panel,
+        store,
+        loaded,
+        orchestrator,
+        dry_run,
+        baseline,
+        rescore,
+        report,
+        horizon=horizon,
     )
     if report:
         keep_report(summary, store, orchestrator)

@@ -94,8 +94,11 @@ class ModelClient:
         run_id: str | None = None,
         budget: Budget | None = None,
         gate: Admitting | None = None,
+        fresh_from: datetime | None = None,
     ) -> None:
         self.spec = spec
+        # The run's horizon (`flows.continuation`); None: its run id's start.
+        self.fresh_from = fresh_from
         self.budget = budget
         self.api_base = normalize_api_base(spec.api_base)
         self.stop = stop or StopSignal()
@@ -114,9 +117,11 @@ class ModelClient:
     @property
     def fresh_since(self) -> datetime | None:
         """The oldest a stored answer of this model may have been bought to be reused in this
-        run (its `reuse_for` back from the run's start; from now for a client outside a run);
-        None: any may."""
-        started = freshness.run_start(self.run_id) if self.run_id else None
+        run (its `reuse_for` back from the run's horizon, else its start; from now for a client
+        outside a run); None: any may."""
+        started = self.fresh_from
+        if started is None and self.run_id:
+            started = freshness.run_start(self.run_id)
         return freshness.fresh_since(self.spec.reuse_for, started or freshness.now())
 
     def request(

@@ -35,7 +35,7 @@ from roadeval.storage.landing import (
 from roadeval.storage.records import EVERY_METRIC, ResponseRow, ScoreRow
 from roadeval.storage.store import Store
 from roadeval.storage.tables import SCHEMAS, part_key
-from roadeval.tasks.requests.freshness import fresh_since, now, run_start
+from roadeval.tasks.requests.freshness import fresh_since
 from roadeval.tasks.requests.model_spec import ModelSpec
 from roadeval.tasks.requests.request import ModelCall
 from roadeval.tasks.rerun.landed_columns import LandedColumns, OutcomeKey
@@ -147,9 +147,11 @@ class CopyFreshness:
     verdicts: datetime | None = None
 
     @classmethod
-    def of(cls, run_id: str, models: Sequence[ModelSpec], judge: ModelSpec | None) -> CopyFreshness:
-        """The freshness of a run's models and judge, from their `reuse_for` in force."""
-        started = run_start(run_id) or now()
+    def of(
+        cls, started: datetime, models: Sequence[ModelSpec], judge: ModelSpec | None
+    ) -> CopyFreshness:
+        """The freshness of a run's models and judge, from their `reuse_for` in force measured
+        back from `started` (the run's horizon)."""
         return cls(
             {spec.label: fresh_since(spec.reuse_for, started) for spec in models},
             fresh_since(judge.reuse_for, started) if judge is not None else None,

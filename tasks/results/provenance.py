@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 
-from roadeval.tasks.requests.freshness import FOREVER, fresh_since, run_start
+from roadeval.tasks.requests.freshness import FOREVER, fresh_since
 from roadeval.tasks.requests.model_spec import ModelSpec
 from roadeval.tasks.results.manifest import FreshnessRecord, PairCounts, ServedRecord
 from roadeval.tasks.shard.served import Served
@@ -23,16 +24,16 @@ def all_served(shards: Iterable[Served]) -> Served:
 
 
 def freshness_records(
-    run_id: str,
+    started: datetime,
     models: Sequence[ModelSpec],
     judge: ModelSpec | None,
     counts: Sequence[PairCounts],
     served: Served,
 ) -> list[FreshnessRecord]:
     """The run's models (then its judge), each with its `reuse_for` in force (as written on
-    its spec when the run began), what it passed over as stale (summed over `counts`, of pairs
+    its spec when the run began) measured back from `started` (the run's horizon), what it
+    passed over as stale (summed over `counts`, of pairs
     named by model), and the answers it reused with when the oldest was bought (`served`)."""
-    started = run_start(run_id)
     stale: Counter[str] = Counter()
     judge_stale = 0
     for entry in counts:
@@ -43,12 +44,11 @@ def freshness_records(
         reused[(model, role)] += n if was_reused else 0
 
     def record(spec: ModelSpec, role: str, passed_over: int) -> FreshnessRecord:
-        since = fresh_since(spec.reuse_for, started) if started is not None else None
         return FreshnessRecord(
             model=spec.label,
             role=role,
             reuse_for=spec.reuse_for or FOREVER,
-            fresh_since=since,
+            fresh_since=fresh_since(spec.reuse_for, started),
             stale=passed_over,
             reused=reused[(spec.label, role)],
             oldest_reused=served.oldest_reused.get((spec.label, role)),
