@@ -16,7 +16,9 @@ import yaml
 
 from roadeval.benchmarks.registry import get_suite
 from roadeval.tasks.requests import freshness
+from roadeval.tasks.results.provenance_table import PROVENANCE_HEADINGS, PROVENANCE_TITLE
 
+from support.html_tables import read_page
 from support.model_server import ModelServer, Reply
 from support.trip_panel import gold_rule, invoke, query_csv, trip_gold, write_panel
 
@@ -203,3 +205,79 @@ def test_a_stale_verdict_is_asked_again_of_the_judge_and_the_fresh_answer_is_reu
         ("cand", "answer", "30d", 0),
         ("vl", "judge", "12h", judged),
     ]
+
+
+def test_a_stopped_never_run_resumes_without_asking_twice_and_a_new_run_asks_all(
+    tmp_path: Path, server: ModelServer
+) -> None:
+    """`reuse_for: never` is measured from the start of the first run of the chain a resume
+    continues: the same command after two budget stops asks only what neither stopped run had
+    bought; the next run after the finished one asks everything again."""
+    source, _ = trip_gold(tmp_path)
+    server.rules["nv"] = lambda body, hit: Reply("A", prompt_tokens=50, completion_tokens=1)
+    model = {
+        "model": "openai/nv",
+        "name": "nv",
+        "api_base": server.api_base,
+        "params": {"max_tokens": 8},
+        "max_concurrency": 1,
+        "input_cost_per_token": 1e-6,
+        "output_cost_per_token": 2e-6,
+    }
+    panel = write_panel(tmp_path / "panel.yaml", source, [model], reuse_for="never", **ENGINES)
+    store = tmp_path / "store"
+    printed: list[str] = []
+
+    def campaign(budget: str) -> tuple[int, dict[str, Any]]:
+        args = ["--panel", str(panel), "--store", str(store), "--budget-usd", budget]
+        result = invoke("campaign", *args)
+        printed.append(" ".join(result.output.replace("│", " ").split()))
+        return result.exit_code, _last_manifest(store)
+
+    code, stopped = campaign("0.0012")
+    assert code == 3 and stopped["status"] == "out_of_budget"
+    items = stopped["suites"][0]["items"]
+    code, again = campaign("0.0012")
+    assert code == 3 and again["horizon"]["run_id"] == stopped["run_id"]
+    bought = len(server.hits_for("nv"))
+    assert 0 < bought < items
+
+    code, resumed = campaign("1")
+    assert code == 0 and resumed["status"] == "finished"
+    sent = [json.dumps(hit["messages"], sort_keys=True) for hit in server.hits_for("nv")]
+    # Every item asked once over the three runs: nothing a stopped run bought is asked again.
+    assert len(sent) == items and len(set(sent)) == items
+    [counts] = resumed["counts"]
+    assert (counts["cached"], counts["stale"], counts["calls"]) == (bought, 0, items - bought)
+    assert resumed["horizon"] == {
+        "run_id": stopped["run_id"],
+        "started_at": stopped["started_at"],
+        "continues": again["run_id"],
+        "continued_status": "out_of_budget",
+    }
+    [fresh] = resumed["freshness"]
+    assert (fresh["reuse_for"], fresh["fresh_since"]) == ("never", stopped["started_at"])
+    # The summary and the HTML report say whose start it was, beside the same table.
+    said = f"reuse_for measured from the start of run {stopped['run_id']}"
+    assert said in printed[2] and f"this run continues {again['run_id']}" in printed[2]
+    out = tmp_path / "report.html"
+    report = invoke("report", resumed["run_id"], "--store", str(store), "--out", str(out))
+    assert report.exit_code == 0, report.output
+    html = out.read_text()
+    assert said in html
+    table = read_page(html).table(PROVENANCE_TITLE)
+    assert table.headers == list(PROVENANCE_HEADINGS)
+    row = table.row("nv")
+    assert row[:5] + row[6:7] == ["nv", "answer", "never", str(items - bought), str(bought), "0"]
+
+    # A new run after the finished one measures from its own start: it asks everything again.
+    code, new = campaign("1")
+    assert code == 0 and len(server.hits_for("nv")) == 2 * items
+    [counts] = new["counts"]
+    assert (counts["cached"], counts["stale"], counts["calls"]) == (0, items, items)
+    assert new["horizon"] == {
+        "run_id": new["run_id"],
+        "started_at": new["started_at"],
+        "continues": None,
+        "continued_status": None,
+    }
