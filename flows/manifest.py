@@ -158,7 +158,7 @@ def build_manifest(
         judge=judge,
         generation=generation_in_force(inputs.shards),
         not_covered=inputs.not_covered,
-        planned_items=sum(len(shard.items) for shard in inputs.shards),
+        planned_items=sum(len(shard.items) * shard.samples for shard in inputs.shards),
         counts=counts,
         totals=totals(counts),
         orchestrator=str(run.orchestrator.kind),

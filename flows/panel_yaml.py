@@ -1,6 +1,7 @@
 """A panel file's YAML read into plain data, whatever the file holds: every way it cannot be read
 (not UTF-8, not YAML, too big, nested too deep, aliases that expand past any panel, an integer
-Python will not read) is a PanelError naming the file, never a traceback or a hang.
+Python will not read, a key given twice in one mapping) is a PanelError naming the file, never a
+traceback or a hang.
 
 YAML aliases make one value stand for many (`&a [*b, *b]`), and may refer to themselves: the
 data is walked once, counting every value as often as it is reached, so a panel that expands past
@@ -14,6 +15,8 @@ from typing import Any
 
 import yaml
 
+from roadeval.names import quoted
+
 # A panel file's size: a panel of a thousand models is a tenth of it.
 MAX_BYTES = 2**20
 # Levels of nesting, the top mapping being 1: a panel's deepest key (a model's params holding
@@ -23,11 +26,64 @@ MAX_DEPTH = 64
 MAX_VALUES = 100_000
 # libyaml's parser where PyYAML was built with it (it is, in the wheels): the pure-Python scanner
 # takes seconds over a few thousand unclosed brackets, libyaml milliseconds.
-_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_PARSER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# A merge key (`<<: *defaults`) brings in keys that the mapping's own may override: not a repeat.
+_MERGE = "tag:yaml.org,2002:merge"
 
 
 class PanelError(ValueError):
     """A panel file that cannot be used; the message names the file and the field."""
+
+
+class _RepeatedKey(yaml.YAMLError):
+    """A key given twice in one mapping, with the lines (from 1) of both."""
+
+    def __init__(self, key: object, line: int, first: int) -> None:
+        super().__init__(key, line, first)
+        self.key, self.line, self.first = key, line, first
+
+
+class _PanelLoader(_PARSER):
+    """The safe loader, refusing a key given twice in one mapping: YAML keeps the last one
+    silently, so `models:` written twice would drop the first list of models."""
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        # Checked on the nodes as composed, before construction merges `<<` keys into them.
+        _check_repeated_keys(self, node)
+        return super().construct_document(node)
+
+
+def _check_repeated_keys(loader: yaml.SafeLoader, root: yaml.Node) -> None:
+    """Every mapping under `root` (each node once, however many aliases reach it): its keys,
+    as constructed (`yes` and `true` are one key), each once."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+        if not isinstance(node, yaml.MappingNode):
+            continue
+        first: dict[Any, yaml.Node] = {}
+        for key_node, value_node in node.value:
+            stack.append(value_node)
+            if key_node.tag == _MERGE or not isinstance(key_node, yaml.ScalarNode):
+                stack.append(key_node)
+                continue
+            key = loader.construct_object(key_node)
+            try:
+                earlier = first.setdefault(key, key_node)
+            except TypeError:  # unhashable: the constructor refuses it in its own words
+                continue
+            if earlier is not key_node:
+                raise _RepeatedKey(key, _line(key_node), _line(earlier))
+
+
+def _line(node: yaml.Node) -> int:
+    return node.start_mark.line + 1
 
 
 def panel_data(path: Path) -> dict[str, Any]:
@@ -45,9 +101,14 @@ def parse_panel(raw: bytes, source: str) -> dict[str, Any]:
     text = _decoded(raw, source)
     try:
         _check_nesting(text, source)
-        data = yaml.load(text, Loader=_LOADER)
+        data = yaml.load(text, Loader=_PanelLoader)
     except PanelError:
         raise
+    except _RepeatedKey as exc:
+        raise PanelError(
+            f"{source}: line {exc.line}: key {_shown_key(exc.key)} is given again (first on line "
+            f"{exc.first}) in the same mapping; YAML would keep only the last one silently"
+        ) from None
     except yaml.YAMLError as exc:
         raise PanelError(f"{source}: {_yaml_problem(exc)}") from None
     except ValueError as exc:
@@ -59,6 +120,11 @@ def parse_panel(raw: bytes, source: str) -> dict[str, Any]:
         raise PanelError(f"{source}: a panel file is a mapping with 'suites' and 'models'")
     _check_expansion(data, source)
     return data
+
+
+def _shown_key(key: object) -> str:
+    """A key as a message names it: quoted, a control character escaped."""
+    return quoted(key) if isinstance(key, str) else repr(key)
 
 
 def _yaml_problem(exc: yaml.YAMLError) -> str:
@@ -76,7 +142,7 @@ def _check_nesting(text: str, source: str) -> None:
     """Refuse text nested past MAX_DEPTH from its events, before PyYAML's composer (which
     recurses once per level) builds anything."""
     depth = 0
-    for event in yaml.parse(text, Loader=_LOADER):
+    for event in yaml.parse(text, Loader=_PARSER):
         if isinstance(event, yaml.CollectionStartEvent):
             depth += 1
             if depth > MAX_DEPTH:

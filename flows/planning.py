@@ -35,13 +35,16 @@ def plan_shards(
     rescore: bool = False,
     copied: CopyCandidates | None = None,
     shown: Mapping[str, Collection[str]] | None = None,
+    counted: bool = False,
 ) -> tuple[list[Shard], list[dict[str, Any]]]:
     """Split suite x model into chunks; a baseline gets only the tasks it has an answer for.
     On a rerun, the items whose baseline outcomes may be copied (`copied`) make one shard per
     suite x model x sample, whatever its size: copying costs a few store requests per shard,
     so a rerun's cost follows what changed, not the panel's size. With the panel's `blind`
     ablation, the items that show an image (`shown`, per suite: those with blind renders) are
-    sharded again under variant 'blind', after the released ones of their suite x model."""
+    sharded again under variant 'blind', after the released ones of their suite x model.
+    `counted` (a dry run, which asks nothing): a shard stands for every sample of its items
+    (`Shard.samples`), so the shards do not multiply with the samples."""
     shards: list[Shard] = []
     skipped: list[dict[str, Any]] = []
     for suite in loaded:
@@ -70,11 +73,15 @@ def plan_shards(
             if shown is not None and BLIND in panel.ablations:
                 with_images = shown.get(suite.suite.name, ())
                 variants.append((BLIND, [item for item in items if item.item_id in with_images]))
+            # A dry run's shard counts every sample (from 1); a run's asks one sample each.
+            samples, each = (1, spec.samples) if counted else (spec.samples, 1)
             for variant, chosen in variants:
-                for sample in range(1, spec.samples + 1):
+                for sample in range(1, samples + 1):
+                    # Copies get a shard of their own for answering's sake; a dry run answers
+                    # nothing (its plan still finds each sample's outcome to copy).
                     taken = (
                         copied(suite.suite.name, spec.label, sample, variant)
-                        if copied
+                        if copied and not counted
                         else frozenset()
                     )
                     for chunk, copies in _chunks(chosen, taken, panel.chunk_size):
@@ -89,6 +96,7 @@ def plan_shards(
                                 sample=sample,
                                 copies=copies,
                                 variant=variant,
+                                samples=each,
                             )
                         )
     if not shards:

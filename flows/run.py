@@ -7,14 +7,15 @@ once for both.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any
 
 from roadeval.flows.answering import AnswerSpread, planning_waves, unanswered_first_attempts
 from roadeval.flows.baseline import BaselineRun
+from roadeval.flows.collect import collect, failed
 from roadeval.flows.comparison import compare_with_baseline, metric_deltas_against
 from roadeval.flows.item_changes import land_changes
 from roadeval.flows.manifest import build_manifest
@@ -56,8 +57,6 @@ from roadeval.tasks.shard.plan import ShardPlan
 from roadeval.tasks.shard.remote_scoring import RemoteScoring, ScoringEngine
 from roadeval.tasks.shard.stages import ShardResult
 
-T = TypeVar("T")
-
 
 def execute_run(
     run_id: str,
@@ -92,7 +91,7 @@ def execute_run(
     in_flight = InFlightAtStop(stop, lambda: sum(gate.in_flight for gate in held))
     # The panel is checked (a model for every suite, a judge where one scores) before anything
     # is drawn; the shards are made after the renders, without the items that cannot be drawn.
-    plan_shards(run_id, panel, loaded, clients)
+    plan_shards(run_id, panel, loaded, clients, counted=dry_run)
     renders = render_suites(loaded, store, panel.render, orchestrator)
     blind = blind_suites(panel.ablations, renders)
     changes, reader = compare_with_baseline(
@@ -106,6 +105,7 @@ def execute_run(
         rescore=rescore,
         copied=reader.candidates(changes) if reader is not None else None,
         shown=blind,
+        counted=dry_run,
     )
     remote = (
         RemoteScoring(panel.scoring, store, run_id, stop, judge)
@@ -127,37 +127,6 @@ def execute_run(
         remove_log_redaction(filters)
         if remote is not None:
             remote.close()
-
-
-def _collect(
-    orchestrator: Orchestrator,
-    futures: list[StageFuture[T]],
-    stop: StopSignal,
-    on_done: Callable[[T], None],
-) -> tuple[list[T], BaseException | None]:
-    """Wait for every shard. A failed shard stops the run (the others end quickly and land what
-    they have); its error is returned."""
-    failure: BaseException | None = None
-    done: dict[int, T] = {}
-    order = {id(future): n for n, future in enumerate(futures)}
-    for future in orchestrator.as_completed(futures):
-        try:
-            result = future.result()
-        except Exception as exc:
-            if failure is None:
-                failure = exc
-                stop.request(_failed(exc))
-            continue
-        done[order[id(future)]] = result
-        on_done(result)
-    # Results in plan order, so reports and manifests do not depend on timing.
-    return [done[n] for n in sorted(done)], failure
-
-
-def _failed(exc: BaseException) -> StopReason:
-    """The stop a failed shard asks for: a store that failed is named as the store's failure."""
-    message = str(exc) if isinstance(exc, StoreError) else f"a shard failed: {exc}"
-    return StopReason(message, 1, RunStatus.FAILED)
 
 
 @dataclass
@@ -350,19 +319,21 @@ class _Run:
             for plan in self.plans
         ]
         landed = partial(self._landed, progress)
-        return _collect(self.context.orchestrator, futures, self.engines.stop, landed)
+        return collect(self.context.orchestrator, futures, self.engines.stop, landed)
 
     def _plan_only(self, progress: RunProgress) -> tuple[list[ShardResult], BaseException | None]:
-        """A dry run's stage: every shard planned, the plans and their estimates landed."""
-        failure = self._plan_all(progress)
-        if failure is not None:
-            return [], failure
-        land_plan(self.context.store, f"{self.context.run_id}-plan", self.plans, self.engines.judge)
-        self._land_estimates(self.plans)
-        return [], None
+        """A dry run's stage: every shard planned and estimated, the plan and the estimate
+        landed, shard by shard (`flows.dry_run`: no plan is kept)."""
+        from roadeval.flows.dry_run import plan_and_estimate
+
+        self.estimates, failure = plan_and_estimate(
+            self.context, self.inputs, self.engines, progress
+        )
+        return [], failure
 
     def _plan_all(self, progress: RunProgress) -> BaseException | None:
-        """Plan every shard at once (`self.plans`), landing nothing; a failed plan's error."""
+        """Plan every shard at once (`self.plans`, a rescore's), landing nothing; a failed
+        plan's error."""
         plan_futures = [
             self.context.orchestrator.submit(
                 PLAN_SHARD,
@@ -374,7 +345,7 @@ class _Run:
             for shard in self.inputs.shards
         ]
         progress.phase("planning", len(plan_futures))
-        plans, failure = _collect(
+        plans, failure = collect(
             self.context.orchestrator, plan_futures, self.engines.stop, lambda _: progress.advance()
         )
         if failure is None:
@@ -429,7 +400,7 @@ class _Run:
                     except Exception as exc:
                         if failure is None:
                             failure = exc
-                            self.engines.stop.request(_failed(exc))
+                            self.engines.stop.request(failed(exc))
                         continue
                     plans[n] = plan
                     self._plan_stats([plan])
@@ -442,7 +413,7 @@ class _Run:
                         spread.workers_for(plan),
                     )
             self.plans = [plans[n] for n in sorted(plans)]
-            results, answer_failure = _collect(
+            results, answer_failure = collect(
                 self.context.orchestrator,
                 [answers[n] for n in sorted(answers)],
                 self.engines.stop,
@@ -461,15 +432,6 @@ class _Run:
             plan.shard.client.stats.plan(unanswered_first_attempts(plan))
             if self.engines.judge is not None and plan.shard.suite.uses_judge:
                 self.engines.judge.stats.plan(len(plan.items))
-
-    def _land_estimates(self, plans: Sequence[ShardPlan]) -> None:
-        from roadeval.tasks.results.estimate import estimate_plans, land_estimates
-
-        judge_spec = self.engines.judge.spec if self.engines.judge is not None else None
-        self.estimates = list(
-            estimate_plans(list(plans), judge_spec, self.context.run_id, datetime.now(UTC))
-        )
-        land_estimates(self.context.store, self.context.run_id, self.estimates)
 
     def _budget_state(self, status: str) -> BudgetState | None:
         limit = self.engines.budget.limit_usd

@@ -18,6 +18,8 @@ from roadeval.storage.landing import Part, land
 from roadeval.storage.store import Store
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from roadeval.flows.answering import StartingWorkers
     from roadeval.flows.baseline import BaselineReader
     from roadeval.tasks.calls.gateway import ModelClient
@@ -105,21 +107,28 @@ STAGES = (LOAD_SUITE, RENDER_SUITE, PLAN_SHARD, ANSWER_SHARD, BUILD_REPORT)
 
 def land_plan(store: Store, name: str, plans: list[ShardPlan], judge: ModelClient | None) -> None:
     """Plans as one landing (`name`), before their first call, partitioned by suite x model:
-    a dry run's whole plan, else each shard's own before the shard is asked."""
-    import pyarrow as pa
-
-    from roadeval.tasks.shard.plan import plan_table
+    each shard's own before the shard is asked (a dry run's, in batches: `flows.dry_run`)."""
+    from roadeval.tasks.shard.plan_table import plan_table
 
     now = datetime.now(UTC)
-    parts: dict[tuple[str, str], list[pa.Table]] = {}
+    tables: dict[tuple[str, str], list[pa.Table]] = {}
     for plan in plans:
         where = (plan.shard.suite.name, plan.shard.client.spec.label)
-        parts.setdefault(where, []).append(plan_table(plan, judge, now))
+        tables.setdefault(where, []).append(plan_table(plan, judge, now))
+    land_plan_tables(store, name, tables)
+
+
+def land_plan_tables(
+    store: Store, name: str, tables: dict[tuple[str, str], list[pa.Table]]
+) -> None:
+    """Plan rows (tables of them by suite x model) as one landing, a part per suite x model."""
+    import pyarrow as pa
+
     land(
         store,
         name,
         [
-            Part("plan", suite=suite, model=model, copied=pa.concat_tables(tables))
-            for (suite, model), tables in parts.items()
+            Part("plan", suite=suite, model=model, copied=pa.concat_tables(parts))
+            for (suite, model), parts in tables.items()
         ],
     )

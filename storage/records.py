@@ -194,6 +194,11 @@ class PlanRow(AboutItem):
     # The store held an answer, older than the model's `reuse_for`: asked again (None in rows
     # landed before it was kept).
     stale: bool | None = None
+    # How many samples of the item the row stands for, from `sample` on, each the same
+    # request but for its sample (and so its key: `request_key` is the first's), all answered
+    # alike (and all stale alike): 1 in a run; a dry run counts an item's samples in runs
+    # rather than a row each. Parts landed before it read it as null: 1.
+    samples: Int32 = field(default=1, kw_only=True)
 
 
 @table("estimates")

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from roadeval.storage.records import SCHEMAS
-from roadeval.tasks.shard.plan import plan_table
+from roadeval.tasks.shard.plan_table import plan_table
 
 NOW = datetime(2026, 12, 4, tzinfo=UTC)
 
@@ -29,6 +29,8 @@ def _planned(item_id: str, attempts: int, answered: int, stale: int = 0) -> Any:
         prompt_tokens_est=40,
         answered=lambda index: index < answered,
         was_stale=lambda index: index < stale,
+        samples=(),
+        sample_count=1,
     )
 
 
