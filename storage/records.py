@@ -367,6 +367,19 @@ class MetricPairRow:
     variant: str = field(default="", kw_only=True)
 
 
+class RunStatus:
+    """The statuses of a run's `run_events` rows, in the order a run may go through them."""
+
+    RUNNING = "running"
+    FINISHED = "finished"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
+    # Stopped by its budget (`tasks.calls.budget.OUT_OF_BUDGET`): what was answered is landed.
+    OUT_OF_BUDGET = "out_of_budget"
+    # A dry run: planned and estimated, no model called.
+    PLANNED = "planned"
+
+
 @table("run_events")
 @dataclass(frozen=True)
 class RunEventRow:

@@ -97,7 +97,7 @@ class ModelClient:
         fresh_from: datetime | None = None,
     ) -> None:
         self.spec = spec
-        # The run's horizon (`flows.continuation`); None: its run id's start.
+        # The run's horizon (`flows.rerun.continuation`); None: its run id's start.
         self.fresh_from = fresh_from
         self.budget = budget
         self.api_base = normalize_api_base(spec.api_base)
