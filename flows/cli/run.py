@@ -98,13 +98,13 @@ def _prepare_prefect(panel: Panel) -> None:
     flow, the call path and the panel's suites; both are needed before the flow starts."""
     from roadeval.benchmarks.registry import suite_module
     from roadeval.flows.prefect.api import start_temporary_prefect_api
-    from roadeval.flows.process.warmup import import_in_background
+    from roadeval.flows.process.warmup import RUN_MODULES, import_in_background
 
     suites = (suite_module(e.name) for e in panel.suites)
     warming = import_in_background(
         (
             "roadeval.flows.prefect.flow",
-            "roadeval.flows.run.execute",
+            *RUN_MODULES,
             *dict.fromkeys(filter(None, suites)),
         )
     )

@@ -18,12 +18,14 @@ from roadeval.tasks.requests.model_spec import redact_model
 from roadeval.tasks.results.engines import EngineRecord, EnginesRecord, bare_address
 from roadeval.tasks.results.manifest import (
     GenerationRecord,
+    HorizonRecord,
     PairCounts,
     RunManifest,
     SuiteRecord,
     Totals,
     UnscoredMetric,
 )
+from roadeval.tasks.results.provenance import all_served, freshness_records, served_records
 from roadeval.tasks.shard.counts import COUNTS, new_counts
 from roadeval.version import __version__
 
@@ -141,9 +143,11 @@ def build_manifest(
     counts = count_table(results)
     judge = redact_model(panel.judge.model_dump(mode="json")) if panel.judge else None
     baseline = inputs.baseline
+    served = all_served(r.served for r in results)
     generation = generation_in_force(inputs.shards)
     summed = totals(counts)
     engines = engines_used(run, inputs.loaded, scored_on_cluster)
+    freshness = freshness_records(run.fresh_from, panel.models, panel.judge, counts, served)
     # Each suite's record last: its hash and its scoring key are the loaded suite's own.
     suites = [suite_record(s, judge) for s in inputs.loaded]
     return RunManifest(
@@ -176,6 +180,9 @@ def build_manifest(
         rescore=run.rescore,
         ablations=list(panel.ablations),
         engines=engines,
+        freshness=freshness,
+        horizon=run.horizon or HorizonRecord(run_id=run.run_id, started_at=run.started),
+        served=served_records(served),
     )
 
 

@@ -3,6 +3,7 @@ before the first call; the metric deltas, with the metrics."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from roadeval.flows.panel.file import Panel
@@ -28,11 +29,12 @@ def compare_with_baseline(
     renders: dict[str, Renders],
     baseline: BaselineRun | None,
     rescore: bool,
+    fresh_from: datetime,
 ) -> tuple[dict[str, list[ChangeRow]], BaselineReader | None]:
     """Each suite's item changes against the baseline, and what the plans may take from it:
-    its answers always; its score rows for the suites scored as the baseline scored them
-    (same scoring key), unless this is a rescore. The baseline's rows are read now, every
-    suite x model at once."""
+    its answers as fresh as the run's `reuse_for` measured from `fresh_from` allows; its score
+    rows for the suites scored as the baseline scored them (same scoring key), unless this is
+    a rescore. The baseline's rows are read now, every suite x model at once."""
     try:
         changes = {
             s.suite.name: suite_changes(run_id, store, s, renders.get(s.suite.name, {}), baseline)
@@ -48,7 +50,10 @@ def compare_with_baseline(
             and (record := baseline.suite(s.suite.name)) is not None
             and record.scoring_key == scoring_key(s.suite, judge)
         )
-        reader = BaselineReader(store, baseline, copy)
+        from roadeval.tasks.rerun.answers import CopyFreshness
+
+        fresh = CopyFreshness.of(fresh_from, panel.models, panel.judge)
+        reader = BaselineReader(store, baseline, copy, fresh)
         reader.prefetch(
             (s.suite.name, spec.label)
             for s in loaded

@@ -159,6 +159,7 @@ def _plan_and_answer(run: Run) -> Answered:
             lambda: clients(run),
             engines.stop,
             context.run_id,
+            context.fresh_from,
             engines.budget.capped,
             asked,
         )

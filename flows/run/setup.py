@@ -21,6 +21,7 @@ from roadeval.flows.stages.orchestration import Logger, Orchestrator
 from roadeval.flows.stages.plan import plan_shards
 from roadeval.flows.stages.render import RENDER_SUITE, blind_suites, drawn
 from roadeval.storage.store import Store
+from roadeval.tasks.results.manifest import HorizonRecord
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,8 @@ class Started:
     pairs: list[Applies]
     not_covered: list[dict[str, Any]]
     logger: Logger | None
+    # Whose start `reuse_for` is measured from (None: the run's own; `flows.rerun.continuation`).
+    horizon: HorizonRecord | None = None
 
 
 def set_up(start: Started) -> Run:
@@ -59,7 +62,19 @@ def set_up(start: Started) -> Run:
     redact = Redactor.from_environment(s.api_key_env for s in panel.all_models if s.api_key_env)
     # One budget for every caller of the run: answers, re-asks, retries and the judge.
     budget = Budget(panel.budget_usd)
-    builder = ClientBuilder(run_id, stop, redact, budget=budget)
+    context = RunContext(
+        run_id,
+        start.started,
+        panel,
+        store,
+        start.orchestrator,
+        start.dry_run,
+        start.rescore,
+        start.reports,
+        start.horizon,
+    )
+    fresh_from = context.fresh_from
+    builder = ClientBuilder(run_id, stop, redact, budget=budget, fresh_from=fresh_from)
     clients = {spec.label: builder.client(spec) for spec in panel.models}
     judge = builder.client(panel.judge) if panel.judge is not None else None
     # The run's gates admit every request of it, in any process: this one holds them all (its
@@ -75,7 +90,7 @@ def set_up(start: Started) -> Run:
     renders = drawn(start.loaded, drawing)
     blind = blind_suites(panel.ablations, renders)
     changes, reader = compare_with_baseline(
-        run_id, store, panel, start.loaded, renders, start.baseline, start.rescore
+        run_id, store, panel, start.loaded, renders, start.baseline, start.rescore, fresh_from
     )
     shards = plan_shards(
         run_id,
@@ -92,16 +107,6 @@ def set_up(start: Started) -> Run:
         RemoteScoring(panel.scoring, store, run_id, stop, judge)
         if panel.scoring.engine is ScoringEngine.RAY and not start.dry_run
         else None
-    )
-    context = RunContext(
-        run_id,
-        start.started,
-        panel,
-        store,
-        start.orchestrator,
-        start.dry_run,
-        start.rescore,
-        start.reports,
     )
     inputs = RunInputs(
         start.loaded, renders, shards, start.not_covered, start.baseline, reader, changes, blind

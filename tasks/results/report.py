@@ -40,6 +40,7 @@ from roadeval.tasks.results.leaderboard import (
 from roadeval.tasks.results.left_out import left_out, left_out_table
 from roadeval.tasks.results.manifest import IntervalsRecord, PairCounts, RunManifest, shown_as
 from roadeval.tasks.results.money import cost_text
+from roadeval.tasks.results.provenance_table import provenance_table
 from roadeval.tasks.shard.counts import COUNT_HEADINGS
 
 
@@ -285,11 +286,13 @@ _HEALTH_COUNTS = (
 
 def health_table(counts: Sequence[PairCounts]) -> Table:
     """Calls, cache hits, errors and abnormal outputs per suite x model; judge calls, items
-    whose scorer raised and items a stop left unfinished get columns of their own when there
-    are any."""
+    whose scorer raised, stale answers asked again and items a stop left unfinished get
+    columns of their own when there are any."""
     stopped = any(c.interrupted or c.not_run for c in counts)
     judged = any(c.judge_calls or c.judge_cached or c.unscored for c in counts)
     scorer_failed = any(c.scorer_errors for c in counts)
+    # Stored answers too old to reuse (the model's `reuse_for`), asked again.
+    stale = [name for name in ("stale", "judge_stale") if any(getattr(c, name) for c in counts)]
     table = Table(title="run health", title_justify="left")
     table.add_column("suite")
     table.add_column("model")
@@ -298,6 +301,7 @@ def health_table(counts: Sequence[PairCounts]) -> Table:
         headings += [COUNT_HEADINGS[n] for n in ("judge_calls", "judge_cached", "unscored")]
     if scorer_failed:
         headings.append(COUNT_HEADINGS["scorer_errors"])
+    headings += [COUNT_HEADINGS[name] for name in stale]
     if stopped:
         headings.append("items not finished")
     for heading in [*headings, "cost"]:
@@ -310,6 +314,7 @@ def health_table(counts: Sequence[PairCounts]) -> Table:
             cells += [str(c.judge_calls), str(c.judge_cached), str(c.unscored)]
         if scorer_failed:
             cells.append(str(c.scorer_errors))
+        cells += [str(getattr(c, name)) for name in stale]
         if stopped:
             cells.append(str(c.interrupted + c.not_run))
         table.add_row(c.suite, c.who, *cells, cost)
@@ -386,6 +391,8 @@ def print_report(
     console.print(health_table(manifest.counts))
     if found := left_out(manifest):
         console.print(left_out_table(found))
+    if (provenance := provenance_table(manifest)) is not None:
+        console.print(provenance)
     for c in manifest.counts:
         where = f"{escape(c.who)} on {escape(c.suite)}"
         if c.errors:
