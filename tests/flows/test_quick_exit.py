@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from roadeval.flows.run import quick_exit
+from roadeval.flows.process import quick_exit
 
 from support.model_server import ModelServer, Reply
 from support.trip_panel import answering_panel, query_csv
 
 _LEAVES = """
 import atexit, sys
-from roadeval.flows.run import quick_exit
+from roadeval.flows.process import quick_exit
 quick_exit.arm()
 atexit.register(lambda: print("atexit ran", flush=True))
 sys.stdout.write("buffered, no newline")

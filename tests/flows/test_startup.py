@@ -140,7 +140,7 @@ def test_prefect_is_chosen_when_configured_or_asked(
 _PROBE_ARMED = """
 import json, sys
 from roadeval.flows.cli import main as cli
-from roadeval.flows.run import quick_exit
+from roadeval.flows.process import quick_exit
 quick_exit.arm()
 try:
     cli.app(sys.argv[1:], standalone_mode=False)
