@@ -8,43 +8,29 @@ background while the run checks its store and loads its suites (`flows.process.w
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
-from roadeval.flows.panel.file import Panel
 from roadeval.flows.record.log import RunLog
 from roadeval.flows.record.parts import Run, RunContext, RunEngines, RunInputs
 from roadeval.flows.rerun.baseline import BaselineRun
 from roadeval.flows.rerun.comparison import compare_with_baseline
 from roadeval.flows.stages.load import Applies, LoadedSuite
-from roadeval.flows.stages.orchestration import Logger, Orchestrator
+from roadeval.flows.stages.orchestration import Logger
 from roadeval.flows.stages.plan import plan_shards
 from roadeval.flows.stages.render import RENDER_SUITE, blind_suites, drawn
-from roadeval.storage.store import Store
-from roadeval.tasks.results.manifest import HorizonRecord
 
 
 @dataclass(frozen=True)
 class Started:
-    """What the run's start hands on: its id and start, panel, store and orchestrator, how it
-    runs (a dry run, a rescore, a report at its end), its baseline, its suites and the pairs
-    that apply, and the logger of its own lines."""
+    """What the run's start hands on: which run it is (its context), its baseline, its suites
+    and the pairs of the panel that apply, and the logger of its own lines."""
 
-    run_id: str
-    started: datetime
-    panel: Panel
-    store: Store
-    orchestrator: Orchestrator
-    dry_run: bool
-    rescore: bool
-    reports: bool
+    context: RunContext
     baseline: BaselineRun | None
     loaded: list[LoadedSuite]
     pairs: list[Applies]
     not_covered: list[dict[str, Any]]
     logger: Logger | None
-    # Whose start `reuse_for` is measured from (None: the run's own; `flows.rerun.continuation`).
-    horizon: HorizonRecord | None = None
 
 
 def set_up(start: Started) -> Run:
@@ -57,22 +43,12 @@ def set_up(start: Started) -> Run:
     from roadeval.tasks.calls.stopping import InFlightAtStop, StopSignal
     from roadeval.tasks.shard.remote_scoring import RemoteScoring, ScoringEngine
 
-    panel, store, run_id = start.panel, start.store, start.run_id
+    context = start.context
+    panel, store, run_id = context.panel, context.store, context.run_id
     stop = StopSignal()
     redact = Redactor.from_environment(s.api_key_env for s in panel.all_models if s.api_key_env)
     # One budget for every caller of the run: answers, re-asks, retries and the judge.
     budget = Budget(panel.budget_usd)
-    context = RunContext(
-        run_id,
-        start.started,
-        panel,
-        store,
-        start.orchestrator,
-        start.dry_run,
-        start.rescore,
-        start.reports,
-        start.horizon,
-    )
     fresh_from = context.fresh_from
     builder = ClientBuilder(run_id, stop, redact, budget=budget, fresh_from=fresh_from)
     clients = {spec.label: builder.client(spec) for spec in panel.models}
@@ -84,28 +60,28 @@ def set_up(start: Started) -> Run:
     in_flight = InFlightAtStop(stop, lambda: sum(gate.in_flight for gate in held))
     # The shards are made after the renders, without the items that cannot be drawn.
     drawing = {
-        s.suite.name: start.orchestrator.submit(RENDER_SUITE, s, store, panel.render)
+        s.suite.name: context.orchestrator.submit(RENDER_SUITE, s, store, panel.render)
         for s in start.loaded
     }
     renders = drawn(start.loaded, drawing)
     blind = blind_suites(panel.ablations, renders)
     changes, reader = compare_with_baseline(
-        run_id, store, panel, start.loaded, renders, start.baseline, start.rescore, fresh_from
+        run_id, store, panel, start.loaded, renders, start.baseline, context.rescore, fresh_from
     )
     shards = plan_shards(
         run_id,
         panel,
         start.pairs,
         clients,
-        rescore=start.rescore,
+        rescore=context.rescore,
         copied=reader.candidates(changes) if reader is not None else None,
         shown=blind,
-        counted=start.dry_run,
+        counted=context.dry_run,
     )
     log = RunLog(start.logger)
     remote = (
         RemoteScoring(panel.scoring, store, run_id, stop, judge)
-        if panel.scoring.engine is ScoringEngine.RAY and not start.dry_run
+        if panel.scoring.engine is ScoringEngine.RAY and not context.dry_run
         else None
     )
     inputs = RunInputs(

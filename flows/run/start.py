@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from roadeval.environment import tune_collector_for_run
 from roadeval.flows.panel.file import Panel, with_reuse_for
 from roadeval.flows.process.quick_exit import keep_until_exit
+from roadeval.flows.record.parts import RunContext
 from roadeval.flows.record.summary import RunSummary
 from roadeval.flows.rerun.baseline import find_baseline
 from roadeval.flows.rerun.continuation import horizon_of
@@ -52,22 +53,10 @@ def run_panel(
     # The panel is checked (a model for every suite, a judge where one scores) before anything
     # is drawn.
     pairs, not_covered = applicable(panel, loaded)
-    start = Started(
-        run_id,
-        started,
-        panel,
-        store,
-        orchestrator,
-        dry_run,
-        rescore,
-        report,
-        baseline,
-        loaded,
-        pairs,
-        not_covered,
-        logger,
-        horizon,
+    context = RunContext(
+        run_id, started, panel, store, orchestrator, dry_run, rescore, report, horizon
     )
+    start = Started(context, baseline, loaded, pairs, not_covered, logger)
     run = set_up(start)
     # The run's items, plans and baseline answers: not freed one by one when the command ends.
     keep_until_exit(run)
