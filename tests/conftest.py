@@ -20,10 +20,27 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from support import clusters, orchestrators
 from support.clusters import ExternalClusters
+from support.engine_lifetimes import EngineLifetimes
 from support.model_server import ModelServer
 from support.prefect_server import PrefectServer, start_prefect_server
 
 REPO = Path(__file__).resolve().parents[1]
+
+_ENGINES = EngineLifetimes()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The tests to run are known: note each idle-costly engine's last user."""
+    _ENGINES.plan(session.items)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """An engine whose last user this test was ends now (see support.engine_lifetimes)."""
+    try:
+        return (yield)
+    finally:
+        _ENGINES.end_after(item)
 
 
 @pytest.fixture(scope="session", autouse=True)
