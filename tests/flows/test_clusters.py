@@ -51,7 +51,7 @@ def _start(tmp_path: Path, name: str, panel: Path, *extra: str) -> tuple[CliProc
     store = tmp_path / name / "store"
     # A media cache of its own: every view is drawn by this run.
     env = {"ROADEVAL_MEDIA_CACHE": str(tmp_path / name / "media")}
-    args = ["run", "--panel", str(panel), "--store", str(store), *extra]
+    args = ["run", "--panel", str(panel), "--store", str(store), *extra, "--no-report"]
     return start_cli(args, tmp_path / name, env), store
 
 

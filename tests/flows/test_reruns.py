@@ -79,7 +79,7 @@ def _hits(server: ModelServer) -> int:
 
 
 def _run(panel: Path, store: Path, *extra: str) -> Any:
-    result = invoke("run", "--panel", str(panel), "--store", str(store), *extra)
+    result = invoke("run", "--panel", str(panel), "--store", str(store), *extra, "--no-report")
     assert result.exit_code == 0, result.output
     return result
 
@@ -257,12 +257,12 @@ def test_a_new_scorer_version_rescores_every_stored_answer_without_a_call(
     _answer_gold(server, gold)
     scorer_calls.clear()
     monkeypatch.setattr(TripSuite, "scorer_version", "2")
-    result = invoke("rescore", "--panel", str(panel), "--store", str(store))
+    result = invoke("rescore", "--panel", str(panel), "--store", str(store), "--no-report")
     assert result.exit_code == 0, result.output
     assert _hits(server) == 0
     assert len(scorer_calls) == n
     last = _manifests(store)[-1]
-    assert last["rescore"] is True and last["totals"]["scores_reused"] == 0
+    assert last["rescore", "--no-report"] is True and last["totals"]["scores_reused"] == 0
     assert last["totals"]["calls"] == 0 and last["totals"]["cached"] == n
     assert last["baseline"]["rescored_suites"] == ["trip"]
     versions = query_csv(
@@ -285,7 +285,7 @@ def test_a_rescore_refuses_when_an_answer_is_missing(tmp_path: Path, server: Mod
     rows = _rows(source)
     _write_rows(source, [*rows, {**rows[0], "id": "NEW_1", "question": "A new question?"}])
     _answer_gold(server, gold)
-    result = invoke("rescore", "--panel", str(panel), "--store", str(store))
+    result = invoke("rescore", "--panel", str(panel), "--store", str(store), "--no-report")
     assert result.exit_code == 2, result.output
     assert "no stored answer" in " ".join(result.output.split())
     assert "NEW_1" in result.output
@@ -299,7 +299,7 @@ def test_a_refused_rescore_leaves_no_run_behind(tmp_path: Path) -> None:
     source, _ = trip_gold(tmp_path)
     panel = write_panel(tmp_path / "panel.yaml", source, [{"model": "roadeval/always-a"}])
     store = tmp_path / "store"
-    result = invoke("rescore", "--panel", str(panel), "--store", str(store))
+    result = invoke("rescore", "--panel", str(panel), "--store", str(store), "--no-report")
     assert result.exit_code == 2, result.output
     message = " ".join(result.output.split())
     n = len(_rows(source))
@@ -320,10 +320,14 @@ def test_against_an_unknown_run_or_another_panels_run_is_refused_before_any_call
     other_run = _manifests(store)[0]["run_id"]
     panel = _panel(tmp_path, source, server)
     _answer_gold(server, gold)
-    unknown = invoke("run", "--panel", str(panel), "--store", str(store), "--against", "nope")
+    unknown = invoke(
+        "run", "--panel", str(panel), "--store", str(store), "--against", "nope", "--no-report"
+    )
     assert unknown.exit_code == 2
     assert "no run of that id" in unknown.output
-    foreign = invoke("run", "--panel", str(panel), "--store", str(store), "--against", other_run)
+    foreign = invoke(
+        "run", "--panel", str(panel), "--store", str(store), "--against", other_run, "--no-report"
+    )
     assert foreign.exit_code == 2
     assert "panel 'other'" in " ".join(foreign.output.split())
     assert _hits(server) == 0
@@ -344,7 +348,9 @@ def test_against_a_run_that_died_says_it_died(tmp_path: Path) -> None:
     beat = Heartbeat(run_id="r1", at=started, interval_s=15.0, host=gethostname(), pid=getpid())
     store.put(heartbeat_key("r1"), beat.to_json())
     assert query_csv(store.uri, "select status from runs")[1:] == ["died"]
-    result = invoke("run", "--panel", str(panel), "--store", store.uri, "--against", "r1")
+    result = invoke(
+        "run", "--panel", str(panel), "--store", store.uri, "--against", "r1", "--no-report"
+    )
     assert result.exit_code == 2, result.output
     message = " ".join(result.output.split())
     at = f"{started:%Y-%m-%d %H:%M:%S} UTC"
