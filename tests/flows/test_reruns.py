@@ -262,7 +262,7 @@ def test_a_new_scorer_version_rescores_every_stored_answer_without_a_call(
     assert _hits(server) == 0
     assert len(scorer_calls) == n
     last = _manifests(store)[-1]
-    assert last["rescore", "--no-report"] is True and last["totals"]["scores_reused"] == 0
+    assert last["rescore"] is True and last["totals"]["scores_reused"] == 0
     assert last["totals"]["calls"] == 0 and last["totals"]["cached"] == n
     assert last["baseline"]["rescored_suites"] == ["trip"]
     versions = query_csv(
