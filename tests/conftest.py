@@ -1,5 +1,6 @@
 """Session-wide engines for the tests (one Prefect server, one model server, one S3 server), and
-the orchestrator each run test names: `under_prefect` or `inline` (see support.orchestrators)."""
+the orchestrator each run test names: `under_prefect` or `inline` (see support.orchestrators).
+The engines that cost CPU while idle end after their last test (support.engine_lifetimes)."""
 
 from __future__ import annotations
 
