@@ -143,7 +143,7 @@ def test_a_batch_model_without_a_batch_price_is_refused_before_any_call(
     model = batch_model(batch_server)
     del model["batch_input_cost_per_token"], model["batch_output_cost_per_token"]
     panel = write_panel(tmp_path / "panel.yaml", source, [model])
-    result = invoke("run", "--panel", str(panel), "--store", str(tmp_path / "store"), "--no-report")
+    result = invoke("run", "--panel", str(panel), "--store", str(tmp_path / "store"))
     assert result.exit_code == 2, result.output
     message = " ".join(result.output.split())
     assert "model batchy" in message

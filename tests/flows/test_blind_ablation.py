@@ -155,6 +155,12 @@ def test_blind_requests_send_black_images_of_the_original_sizes_and_land_apart(
 PRICES = {"input_cost_per_token": 1e-9, "output_cost_per_token": 1e-4}
 
 
+def _campaign(panel: Path, store: Path, budget_usd: str) -> Any:
+    """A campaign under `budget_usd` (its report is not under test here)."""
+    args = ["--panel", str(panel), "--store", str(store), "--budget-usd", budget_usd]
+    return invoke("campaign", *args, "--no-report")
+
+
 def test_blind_requests_are_estimated_priced_and_held_to_the_budget(
     tmp_path: Path, server: ModelServer
 ) -> None:
@@ -195,31 +201,13 @@ def test_blind_requests_are_estimated_priced_and_held_to_the_budget(
 
     # The released requests alone finish under the budget...
     alone = tmp_path / "alone"
-    result = invoke(
-        "campaign",
-        "--panel",
-        str(released),
-        "--store",
-        str(alone),
-        "--budget-usd",
-        budget,
-        "--no-report",
-    )
+    result = _campaign(released, alone, budget)
     assert result.exit_code == 0, result.output
     assert len(server.hits_for("paid")) == len(every)
     # ... with the ablation, the same budget runs out before the blind requests are all asked.
     server.hits.clear()
     eyes.seen.clear()
-    result = invoke(
-        "campaign",
-        "--panel",
-        str(ablated),
-        "--store",
-        str(store),
-        "--budget-usd",
-        budget,
-        "--no-report",
-    )
+    result = _campaign(ablated, store, budget)
     assert result.exit_code == 3, result.output
     assert "out of budget" in result.output
     asked = len(server.hits_for("paid"))
@@ -229,16 +217,7 @@ def test_blind_requests_are_estimated_priced_and_held_to_the_budget(
 
     # A larger budget finishes it: every blind request priced by the panel's prices, its cost
     # the run's and the ledger's.
-    result = invoke(
-        "campaign",
-        "--panel",
-        str(ablated),
-        "--store",
-        str(store),
-        "--budget-usd",
-        "1",
-        "--no-report",
-    )
+    result = _campaign(ablated, store, "1")
     assert result.exit_code == 0, result.output
     blind = query_csv(
         str(store),

@@ -320,14 +320,10 @@ def test_against_an_unknown_run_or_another_panels_run_is_refused_before_any_call
     other_run = _manifests(store)[0]["run_id"]
     panel = _panel(tmp_path, source, server)
     _answer_gold(server, gold)
-    unknown = invoke(
-        "run", "--panel", str(panel), "--store", str(store), "--against", "nope", "--no-report"
-    )
+    unknown = invoke("run", "--panel", str(panel), "--store", str(store), "--against", "nope")
     assert unknown.exit_code == 2
     assert "no run of that id" in unknown.output
-    foreign = invoke(
-        "run", "--panel", str(panel), "--store", str(store), "--against", other_run, "--no-report"
-    )
+    foreign = invoke("run", "--panel", str(panel), "--store", str(store), "--against", other_run)
     assert foreign.exit_code == 2
     assert "panel 'other'" in " ".join(foreign.output.split())
     assert _hits(server) == 0
@@ -348,9 +344,7 @@ def test_against_a_run_that_died_says_it_died(tmp_path: Path) -> None:
     beat = Heartbeat(run_id="r1", at=started, interval_s=15.0, host=gethostname(), pid=getpid())
     store.put(heartbeat_key("r1"), beat.to_json())
     assert query_csv(store.uri, "select status from runs")[1:] == ["died"]
-    result = invoke(
-        "run", "--panel", str(panel), "--store", store.uri, "--against", "r1", "--no-report"
-    )
+    result = invoke("run", "--panel", str(panel), "--store", store.uri, "--against", "r1")
     assert result.exit_code == 2, result.output
     message = " ".join(result.output.split())
     at = f"{started:%Y-%m-%d %H:%M:%S} UTC"
