@@ -246,7 +246,11 @@ class RemoteScoring:
                 if self.config.address:
                     self._connect(ray, common)
                 else:
+                    # "local": a Ray of the run's own, never one found on the machine (an
+                    # address file a crashed `ray start` left, RAY_ADDRESS), which refuses a
+                    # local Ray's resource arguments and fails the run.
                     ray.init(
+                        address="local",
                         num_cpus=self.config.num_cpus or os.cpu_count(),
                         include_dashboard=False,
                         object_store_memory=OBJECT_STORE_BYTES,
