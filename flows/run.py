@@ -53,6 +53,7 @@ from roadeval.tasks.results.suite_tables import suite_table_parts
 from roadeval.tasks.results.uncertainty import run_intervals
 from roadeval.tasks.shard.plan import ShardPlan
 from roadeval.tasks.shard.remote_scoring import RemoteScoring, ScoringEngine
+from roadeval.tasks.shard.scoring_choice import HeavyWork, choose_scoring
 from roadeval.tasks.shard.stages import ShardResult
 
 T = TypeVar("T")
@@ -102,15 +103,16 @@ def execute_run(
         copied=reader.candidates(changes) if reader is not None else None,
         shown=blind,
     )
+    scoring = choose_scoring(panel.scoring, HeavyWork.of(shards))
     remote = (
         RemoteScoring(panel.scoring, store, run_id, stop, judge)
-        if panel.scoring.engine is ScoringEngine.RAY and not dry_run
+        if scoring.engine is ScoringEngine.RAY and not dry_run
         else None
     )
     run = _Run(
         RunContext(run_id, started, panel, store, orchestrator, dry_run, rescore, reports),
         RunInputs(loaded, renders, shards, not_covered, baseline, reader, changes, blind),
-        RunEngines(stop, redact, budget, judge, remote, in_flight),
+        RunEngines(stop, redact, budget, judge, remote, in_flight, scoring),
     )
     # The run's items, plans and baseline answers: not freed one by one when the command ends.
     keep_until_exit(run)
@@ -176,7 +178,9 @@ class _Run:
     def manifest(self, results: list[ShardResult], ended: datetime | None) -> RunManifest:
         remote = self.engines.remote
         scored = remote.on_cluster if remote is not None else 0
-        return build_manifest(self.context, self.inputs, results, ended, self.spread, scored)
+        return build_manifest(
+            self.context, self.inputs, results, ended, self.spread, self.engines.scoring, scored
+        )
 
     def summary(
         self,

@@ -394,6 +394,9 @@ class RunEventRow:
     # Items a suite's scorer raised on (unscored, not in n_scored; None in rows landed before
     # it was kept: the manifest's `totals.scorer_errors` has it).
     n_scorer_errors: int | None = None
+    # Why heavy items were scored on `scoring_engine` (the manifest's `engines.scoring.reason`;
+    # None in rows landed before it was kept).
+    scoring_reason: str | None = None
 
 
 @table("changes")

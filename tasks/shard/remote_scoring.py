@@ -59,6 +59,7 @@ SCORING_BATCH = Bound(
 
 
 class ScoringEngine(StrEnum):
+    AUTO = "auto"  # Ray when the work pays for it (`scoring_choice`), else the run's process
     RAY = "ray"  # heavy scoring on Ray (local, or the cluster at `address`)
     LOCAL = "local"  # everything in the run's own process (no Ray)
 
@@ -68,7 +69,7 @@ class ScoringConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    engine: ScoringEngine = ScoringEngine.RAY
+    engine: ScoringEngine = ScoringEngine.AUTO
     address: str | None = Field(
         default=None, description="an existing Ray cluster: host:port (its GCS), or ray://host:port"
     )
