@@ -422,8 +422,11 @@ class _Run:
                     n = position[id(future)]
                     try:
                         plan = future.result()
-                        name = f"{shards[n].name}-plan"
-                        land_plan(self.context.store, name, [plan], self.engines.judge)
+                        if plan.asks:
+                            # Before the first call. A plan that asks nothing (a rerun's
+                            # copies) lands with the shard's rows instead (`run_shard`).
+                            name = f"{shards[n].name}-plan"
+                            land_plan(self.context.store, name, [plan], self.engines.judge)
                     except Exception as exc:
                         if failure is None:
                             failure = exc

@@ -22,13 +22,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from roadeval.storage.landing import (
-    LANDINGS,
     compacted_name,
     part_name,
     publish,
     read_part,
-    table_keys,
-    visible_keys,
+    visible_parts,
 )
 from roadeval.storage.part_index import Published, schema_fingerprint
 from roadeval.storage.records import SCHEMAS
@@ -60,18 +58,19 @@ def compact_run(store: Store, run_id: str, fold_from: int = FOLD_FROM) -> Compac
     publish them all as the run's compacted landing. Call it once the run lands nothing more outside
     `NOT_COMPACTED`; a folder's rows keep their order (parts by name, rows as landed)."""
     prefix = f"{run_id}-"
-    landed = {key.removeprefix(LANDINGS) for key in store.list(f"{LANDINGS}{prefix}")}
     name = compacted_name(run_id)
     written: list[Published] = []
     replaced: list[str] = []
+    # The run's visible parts from the part index (a listing of every table only on a store
+    # that keeps none): a few requests, not a listing per table of every run's parts.
+    tables = [table for table in SCHEMAS if table not in NOT_COMPACTED]
+    visible = visible_parts(store, tables=tables, runs=[run_id])
     with ThreadPoolExecutor(max_workers=READERS) as pool:
-        for table in SCHEMAS:
-            if table in NOT_COMPACTED:
-                continue
-            ours = [k for k in table_keys(store, table) if part_name(k).startswith(prefix)]
+        for table in tables:
             by_folder: dict[str, list[str]] = {}
-            for key in visible_keys(ours, landed):
-                by_folder.setdefault(key.rsplit("/", 1)[0], []).append(key)
+            for key in visible[table]:
+                if part_name(key).startswith(prefix):
+                    by_folder.setdefault(key.rsplit("/", 1)[0], []).append(key)
             for folder, keys in sorted(by_folder.items()):
                 if len(keys) < max(fold_from, 2):
                     continue  # few parts (one once compacted): read as they are
