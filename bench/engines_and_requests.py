@@ -44,9 +44,8 @@ def run(command: list[str], env: dict[str, str], cwd: Path) -> tuple[float, str]
     done = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True)
     wall = time.perf_counter() - started
     if done.returncode != 0:
-        raise SystemExit(
-            f"{' '.join(command[3:])} exited {done.returncode}:\n{done.stdout[-3000:]}"
-        )
+        said = (done.stdout + done.stderr)[-3000:]
+        raise SystemExit(f"{' '.join(command[3:])} exited {done.returncode}:\n{said}")
     return wall, done.stdout + done.stderr
 
 
