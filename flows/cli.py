@@ -578,6 +578,7 @@ def main() -> None:
 from roadeval.flows import (  # noqa: E402, F401
     cli_changes,
     cli_deploy,
+    cli_history,
     cli_report,
     cli_store,
     cli_suite_tools,

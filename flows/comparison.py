@@ -1,19 +1,24 @@
 """A run against its baseline run: the item changes and what the plans may take from it,
-before the first call; the metric deltas, with the metrics."""
+before the first call; the metric deltas and the paired comparisons, with the metrics."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
+from roadeval.benchmarks.suite import ScoredItem
 from roadeval.flows.baseline import BaselineReader, BaselineRun, scoring_key
 from roadeval.flows.item_changes import suite_changes
 from roadeval.flows.manifest import redact_model
 from roadeval.flows.panel_file import Panel
 from roadeval.flows.suites import LoadedSuite
 from roadeval.storage.landing import read_rows
-from roadeval.storage.records import ChangeRow, MetricDeltaRow, MetricRow
+from roadeval.storage.records import ChangeRow, ComparisonRow, MetricDeltaRow, MetricRow
 from roadeval.storage.store import Store, StoreError, describe_store_error
 from roadeval.storage.tables import part_key
 from roadeval.tasks.render.stage import Renders
+from roadeval.tasks.rerun.changes import ChangeKind
 from roadeval.tasks.rerun.deltas import metric_deltas
+from roadeval.tasks.results.intervals import IntervalSettings
 
 
 def compare_with_baseline(
@@ -71,3 +76,26 @@ def metric_deltas_against(
     key = part_key("metrics", f"{baseline.run_id}-metrics")
     old = read_rows(store, "metrics", [key]) if store.exists(key) else []
     return metric_deltas(run_id, baseline.run_id, old, metrics, pairs)
+
+
+def comparisons_against(
+    store: Store,
+    baseline: BaselineRun | None,
+    run_id: str,
+    scored: Mapping[tuple[str, str], Sequence[ScoredItem]],
+    changes: Mapping[str, Sequence[ChangeRow]],
+    settings: IntervalSettings,
+) -> list[ComparisonRow]:
+    """Each suite x model's headline metrics against the baseline's, paired over the items
+    unchanged since it (`scored`: the run's released items by suite x model); none without a
+    baseline."""
+    from roadeval.tasks.results.stored_compare import compare_with_stored
+
+    if baseline is None:
+        return []
+    unchanged = {
+        suite: {row.item_id for row in rows if row.kind == ChangeKind.UNCHANGED}
+        for suite, rows in changes.items()
+    }
+    found = compare_with_stored(store, (baseline.run_id, run_id), scored, unchanged, settings)
+    return [row for compared in found.values() for row in compared.rows]

@@ -15,7 +15,11 @@ from typing import Any, TypeVar
 
 from roadeval.flows.answering import AnswerSpread, planning_waves, unanswered_first_attempts
 from roadeval.flows.baseline import BaselineRun
-from roadeval.flows.comparison import compare_with_baseline, metric_deltas_against
+from roadeval.flows.comparison import (
+    compare_with_baseline,
+    comparisons_against,
+    metric_deltas_against,
+)
 from roadeval.flows.item_changes import land_changes
 from roadeval.flows.manifest import build_manifest
 from roadeval.flows.orchestration import Orchestrator, StageFuture
@@ -485,8 +489,8 @@ class _Run:
     ) -> tuple[list[MetricRow], list[MetricPairRow], IntervalsRecord]:
         """The run's metrics per suite x model x variant (a blind ablation's never mixed into
         the released items'), their headline intervals and the pairs' differences (per
-        variant), the metric deltas against the baseline and the suites' own tables, in one
-        landing."""
+        variant), the metric deltas and paired comparisons against the baseline and the suites'
+        own tables, in one landing."""
         by_pair: dict[tuple[str, str, str], list[Any]] = {}
         for result in results:
             key = (result.suite, result.model, result.variant)
@@ -509,6 +513,14 @@ class _Run:
             metrics,
             sorted({(suite, model) for suite, model, _ in by_pair}),
         )
+        compared = comparisons_against(
+            self.context.store,
+            self.inputs.baseline,
+            run_id,
+            {(s, m): scored for (s, m, variant), scored in by_pair.items() if not variant},
+            self.inputs.changes,
+            self.context.panel.intervals,
+        )
         land(
             self.context.store,
             f"{self.context.run_id}-metrics",
@@ -516,6 +528,7 @@ class _Run:
                 Part("metrics", metrics),
                 Part("metric_pairs", pairs),
                 Part("metric_deltas", deltas),
+                Part("comparisons", compared),
                 *extra,
             ],
         )

@@ -44,5 +44,5 @@ def run_panel(
         run_id, started, panel, store, loaded, orchestrator, dry_run, baseline, rescore, report
     )
     if report:
-        keep_report(summary, store, orchestrator)
+        keep_report(summary, store, orchestrator, panel.name)
     return summary

@@ -462,6 +462,34 @@ class MetricDeltaRow:
     variant: str = field(default="", kw_only=True)
 
 
+@table("comparisons")
+@dataclass(frozen=True)
+class ComparisonRow:
+    """One model's headline metric in a run against its value in an earlier run of the panel
+    (its baseline), over the items both scored with unchanged inputs (same id, same content):
+    `difference` = new - baseline there, its 95% interval from a paired bootstrap over those
+    items (whole clusters where they share a scene), `significant` when it leaves out 0;
+    `regressed` and `improved`: the items whose scores moved the worse and the better way."""
+
+    run_id: str
+    baseline_run_id: str
+    suite: str
+    task: str
+    model: str
+    metric: str
+    n: int
+    baseline_value: float
+    new_value: float
+    difference: float
+    ci_low: float
+    ci_high: float
+    significant: bool
+    regressed: int
+    improved: int
+    clusters: int | None = None
+    variant: str = field(default="", kw_only=True)
+
+
 # The run counts that are columns of `run_events` (and so of the `runs` view), as n_<name>.
 RUN_COUNT_COLUMNS = tuple(
     f.name.removeprefix("n_") for f in dataclasses.fields(RunEventRow) if f.name.startswith("n_")

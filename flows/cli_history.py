@@ -1,0 +1,133 @@
+"""`roadeval history --panel P`: a panel's finished runs in order, each suite x model's headline
+metrics across them, moves beyond noise between consecutive runs and drift flags
+(`tasks.results.history`); it also builds the panel's history page and the store's index."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.table import Table
+
+from roadeval.flows.cli_app import app, consoles, printable, reading_store
+from roadeval.flows.cli_store import StoreOption, open_present
+
+if TYPE_CHECKING:
+    from roadeval.tasks.results.history import History
+
+
+@app.command()
+def history(
+    panel: Annotated[str, typer.Option("--panel", help="the panel: its name, or its panel file")],
+    store: StoreOption = None,
+    runs: Annotated[
+        int | None,
+        typer.Option("--runs", min=1, max=50, help="latest runs shown as columns (default 2)"),
+    ] = None,
+    page: Annotated[
+        bool, typer.Option(help="also build the panel's history page and the store's index")
+    ] = True,
+) -> None:
+    """A panel's finished runs in order: per suite x model its headline metrics with their
+    intervals, each run against the one before (paired over unchanged items), and drift: a
+    model whose headline moved beyond noise while its items and model string did not."""
+    from roadeval.tasks.report.history_page import build_history_page
+    from roadeval.tasks.report.site_index import build_index
+    from roadeval.tasks.results.history import panel_history
+
+    name = _panel_name(panel)
+    with reading_store():
+        opened = open_present(store)
+        found = panel_history(opened, name)
+        if page:
+            key = build_history_page(opened, found)
+            build_index(opened)
+    _print(found, runs)
+    if page:
+        consoles.out.print(printable(f"history page: {opened.location(key)}"))
+
+
+def _panel_name(panel: str) -> str:
+    """A panel file's name (`name:` in it), or the name given."""
+    if not Path(panel).is_file():
+        return panel
+    from roadeval.flows.panel_ref import load_panel_ref
+
+    return load_panel_ref(panel).name
+
+
+def _print(found: History, shown: int | None) -> None:
+    from rich.console import Console
+
+    from roadeval.tasks.results.history_text import (
+        SHOWN_RUNS,
+        WIDTH,
+        drift_lines,
+        legend_lines,
+        trend_rows,
+    )
+
+    default = consoles.out
+    # The default table fits 120 columns; asked for more runs, it takes the width they need.
+    out = default if shown is not None else Console(width=min(default.width, WIDTH))
+    out.print(printable(f"panel {found.panel}: {len(found.runs)} finished runs, oldest first"))
+    runs = Table("#", "run", "started", "cost (USD)", "models", title="runs", title_justify="left")
+    for n, run in enumerate(found.runs, 1):
+        runs.add_row(
+            str(n),
+            printable(run.run_id),
+            run.started_at.strftime("%Y-%m-%d %H:%M"),
+            f"{run.cost_usd:.4f}",
+            printable(", ".join(run.models)),
+        )
+    out.print(runs)
+    columns, rows = trend_rows(found, shown or SHOWN_RUNS)
+    table = Table(
+        "suite",
+        "model",
+        "metric",
+        "items",
+        *(f"run {n}" for n in columns),
+        "moves",
+        "drift",
+        title="headline metrics per run",
+        title_justify="left",
+    )
+    for column in table.columns:
+        column.overflow = "fold"  # a number is never cut short
+    for row in rows:
+        table.add_row(
+            *map(printable, (row.scope, row.model, row.metric, row.items)),
+            *row.cells,
+            row.moves,
+            row.drift,
+        )
+    out.print(table)
+    for line in legend_lines(len(found.runs), columns):
+        out.print(printable(line))
+    drifts = drift_lines(found)
+    if not drifts:
+        out.print("drift: none")
+    else:
+        table = Table(
+            "runs",
+            "suite",
+            "model",
+            "metric",
+            "after - before [95% CI]",
+            "items",
+            "served before → after",
+            title=f"drift: {len(drifts)}",
+            title_justify="left",
+        )
+        for cells in drifts:
+            table.add_row(*map(printable, cells))
+        out.print(table)
+    if found.computed:
+        out.print(
+            printable(
+                f"{len(found.computed)} consecutive pairs had no comparison landed and were "
+                "compared now from their items"
+            )
+        )
