@@ -16,6 +16,9 @@ from roadeval.flows.cli_store import StoreOption, open_present
 if TYPE_CHECKING:
     from roadeval.tasks.results.history import History
 
+# Drift flags listed (the latest) unless --all.
+DRIFTS_SHOWN = 25
+
 
 @app.command()
 def history(
@@ -28,12 +31,13 @@ def history(
     page: Annotated[
         bool, typer.Option(help="also build the panel's history page and the store's index")
     ] = True,
+    show_all: Annotated[
+        bool, typer.Option("--all", help="list every drift flag, not only the latest ones")
+    ] = False,
 ) -> None:
     """A panel's finished runs in order: per suite x model its headline metrics with their
     intervals, each run against the one before (paired over unchanged items), and drift: a
     model whose headline moved beyond noise while its items and model string did not."""
-    from roadeval.tasks.report.history_page import build_history_page
-    from roadeval.tasks.report.site_index import build_index
     from roadeval.tasks.results.history import panel_history
 
     name = _panel_name(panel)
@@ -41,9 +45,13 @@ def history(
         opened = open_present(store)
         found = panel_history(opened, name)
         if page:
+            # Only then: the pages' machinery (matplotlib, the report's readers) is imported.
+            from roadeval.tasks.report.history_page import build_history_page
+            from roadeval.tasks.report.site_index import build_index
+
             key = build_history_page(opened, found)
             build_index(opened)
-    _print(found, runs)
+    _print(found, runs, show_all)
     if page:
         consoles.out.print(printable(f"history page: {opened.location(key)}"))
 
@@ -57,9 +65,10 @@ def _panel_name(panel: str) -> str:
     return load_panel_ref(panel).name
 
 
-def _print(found: History, shown: int | None) -> None:
+def _print(found: History, shown: int | None, show_all: bool) -> None:
     from rich.console import Console
 
+    from roadeval.flows.run_diff import more_text
     from roadeval.tasks.results.history_text import (
         SHOWN_RUNS,
         WIDTH,
@@ -67,6 +76,14 @@ def _print(found: History, shown: int | None) -> None:
         legend_lines,
         trend_rows,
     )
+
+    # The same few names on every row: each made printable once.
+    names: dict[str, str] = {}
+
+    def name(text: str) -> str:
+        if text not in names:
+            names[text] = printable(text)
+        return names[text]
 
     default = consoles.out
     # The default table fits 120 columns; asked for more runs, it takes the width they need.
@@ -98,7 +115,8 @@ def _print(found: History, shown: int | None) -> None:
         column.overflow = "fold"  # a number is never cut short
     for row in rows:
         table.add_row(
-            *map(printable, (row.scope, row.model, row.metric, row.items)),
+            *map(name, (row.scope, row.model, row.metric)),
+            row.items,
             *row.cells,
             row.moves,
             row.drift,
@@ -107,6 +125,7 @@ def _print(found: History, shown: int | None) -> None:
     for line in legend_lines(len(found.runs), columns):
         out.print(printable(line))
     drifts = drift_lines(found)
+    listed = drifts if show_all else drifts[-DRIFTS_SHOWN:]
     if not drifts:
         out.print("drift: none")
     else:
@@ -118,12 +137,14 @@ def _print(found: History, shown: int | None) -> None:
             "after - before [95% CI]",
             "items",
             "served before → after",
-            title=f"drift: {len(drifts)}",
+            title=f"drift: {len(drifts)}" + ("" if listed == drifts else ", the latest listed"),
             title_justify="left",
         )
-        for cells in drifts:
-            table.add_row(*map(printable, cells))
+        for cells in listed:
+            table.add_row(*map(name, cells))
         out.print(table)
+        if len(listed) < len(drifts):
+            out.print(printable(more_text(len(drifts) - len(listed))))
     if found.computed:
         out.print(
             printable(

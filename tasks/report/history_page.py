@@ -134,16 +134,23 @@ def history_sections(store: Store, history: History) -> list[Section]:
     rules = SuiteRules({p.suite for p in history.points})
     drifts = history.drifts
     moved = [s for s in history.steps if s.row.significant]
+    latest = history.runs[-1].run_id
+    news = [s for s in drifts if s.row.run_id == latest]
     flags: list[Block] = [
         Note(
-            f"drift: {s.row.suite} x {s.row.model}, {s.row.metric} ({s.row.task}) "
+            f"drift in the latest run: {s.row.suite} x {s.row.model}, {s.row.metric} "
+            f"({'all items' if s.row.task == '*' else 'task ' + s.row.task}) "
             f"{verdict(s.row, rules)} from run {s.row.baseline_run_id} to {s.row.run_id}: "
             f"{difference_text(s.row)} over {s.row.n} unchanged items, same model string; "
             f"served before: {s.served_before}; after: {s.served_after}",
             warning=True,
         )
-        for s in drifts
-    ] or [Note("no drift: no model's headline moved beyond noise on unchanged items")]
+        for s in news
+    ]
+    if not drifts:
+        flags.append(Note("no drift: no model's headline moved beyond noise on unchanged items"))
+    elif not news:
+        flags.append(Note("no drift in the latest run"))
     if drifts:
         flags.append(_steps_table(history, drifts, rules, f"drift flags: {len(drifts)}"))
     found = [
