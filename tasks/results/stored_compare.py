@@ -7,7 +7,9 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from contextlib import closing
 
-from roadeval.benchmarks.registry import get_suite
+import duckdb
+
+from roadeval.benchmarks.registry import get_suite, load_suite
 from roadeval.benchmarks.suite import ScoredItem
 from roadeval.storage.catalog import connect
 from roadeval.storage.store import Store
@@ -30,28 +32,13 @@ def compare_stored(
     """Run `ids[1]` against run `ids[0]`, per (suite, model) of `pairs` that both scored;
     `unchanged`: per suite, the ids whose content and prompt did not change (None: by content
     hash alone). A suite not installed here is left out (its statistics are its own)."""
-    wanted = sorted(set(pairs))
-    rules = SuiteRules({suite for suite, _ in wanted})
-    found: dict[tuple[str, str], ModelComparison] = {}
+    wanted = [(s, m) for s, m in sorted(set(pairs)) if load_suite(s) is not None]
     with closing(connect(store, runs=list(ids), tables=SCORED_TABLES)) as con:
-        for suite_name, model in wanted:
-            if rules.classes.get(suite_name) is None:
-                continue
-            old, new = (landed_scores(con, run, suite_name, model) for run in ids)
-            shared = old.values.keys() & new.values.keys()
-            if not shared:
-                continue
-            found[(suite_name, model)] = compare_model(
-                get_suite(suite_name),
-                model,
-                ids,
-                scored_items(con, old, shared),
-                scored_items(con, new, shared),
-                settings,
-                rules,
-                None if unchanged is None else unchanged.get(suite_name, ()),
-            )
-    return found
+        new: dict[tuple[str, str], Sequence[ScoredItem]] = {}
+        for suite, model in wanted:
+            landed = landed_scores(con, ids[1], suite, model)
+            new[(suite, model)] = scored_items(con, landed, landed.values.keys())
+        return _against(con, ids, new, unchanged, settings)
 
 
 def compare_with_stored(
@@ -63,24 +50,35 @@ def compare_with_stored(
 ) -> dict[tuple[str, str], ModelComparison]:
     """A run's own scored items (`new`, by suite x model, as it holds them at its end) against
     run `ids[0]`'s, read from the store: what the run lands against its baseline."""
+    with closing(connect(store, runs=[ids[0]], tables=SCORED_TABLES)) as con:
+        return _against(con, ids, new, unchanged, settings)
+
+
+def _against(
+    con: duckdb.DuckDBPyConnection,
+    ids: tuple[str, str],
+    new: Mapping[tuple[str, str], Sequence[ScoredItem]],
+    unchanged: Mapping[str, Collection[str]] | None,
+    settings: IntervalSettings,
+) -> dict[tuple[str, str], ModelComparison]:
+    """`new` (by suite x model) against run `ids[0]`'s scored items, read through `con`."""
     rules = SuiteRules({suite for suite, _ in new})
     found: dict[tuple[str, str], ModelComparison] = {}
-    with closing(connect(store, runs=[ids[0]], tables=SCORED_TABLES)) as con:
-        for (suite_name, model), items in sorted(new.items()):
-            if rules.classes.get(suite_name) is None:
-                continue
-            old = landed_scores(con, ids[0], suite_name, model)
-            shared = old.values.keys() & {entry.item.item_id for entry in items}
-            if not shared:
-                continue
-            found[(suite_name, model)] = compare_model(
-                get_suite(suite_name),
-                model,
-                ids,
-                scored_items(con, old, shared),
-                items,
-                settings,
-                rules,
-                None if unchanged is None else unchanged.get(suite_name, ()),
-            )
+    for (suite_name, model), items in sorted(new.items()):
+        if rules.classes.get(suite_name) is None:
+            continue
+        old = landed_scores(con, ids[0], suite_name, model)
+        shared = old.values.keys() & {entry.item.item_id for entry in items}
+        if not shared:
+            continue
+        found[(suite_name, model)] = compare_model(
+            get_suite(suite_name),
+            model,
+            ids,
+            scored_items(con, old, shared),
+            items,
+            settings,
+            rules,
+            None if unchanged is None else unchanged.get(suite_name, ()),
+        )
     return found
