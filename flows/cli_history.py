@@ -40,8 +40,8 @@ def history(
     model whose headline moved beyond noise while its items and model string did not."""
     from roadeval.tasks.results.history import panel_history
 
-    name = _panel_name(panel)
     with reading_store():
+        name = _panel_name(panel)
         opened = open_present(store)
         found = panel_history(opened, name)
         if page:
@@ -146,9 +146,10 @@ def _print(found: History, shown: int | None, show_all: bool) -> None:
         if len(listed) < len(drifts):
             out.print(printable(more_text(len(drifts) - len(listed))))
     if found.computed:
-        out.print(
-            printable(
-                f"{len(found.computed)} consecutive pairs had no comparison landed and were "
-                "compared now from their items"
-            )
+        count = len(found.computed)
+        what = (
+            "pair had no comparison landed and was"
+            if count == 1
+            else ("pairs had no comparison landed and were")
         )
+        out.print(printable(f"{count} consecutive {what} compared now from their items"))

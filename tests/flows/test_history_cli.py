@@ -91,12 +91,18 @@ def runs(tmp_path_factory: pytest.TempPathFactory, model_server: ModelServer) ->
         }
     )
     panel = root / "panel.yaml"
+    third = ""
     with no_prefect_api(root / "no-prefect-profiles" / "profiles.toml"):
         for number in range(1, RUNS + 1):
             run["number"] = number
             _panel(panel, source, model_server, number)
-            result = invoke("run", "--panel", str(panel), "--store", str(store))
+            # The last run is compared with the third, not the one before it: history then
+            # compares runs 4 and 5 itself, from their items.
+            against = ["--against", third] if number == RUNS else []
+            result = invoke("run", "--panel", str(panel), "--store", str(store), *against)
             assert result.exit_code == 0, result.output
+            if number == DRIFT_FROM:
+                third = _latest(store)
     ids = [
         line.strip()
         for line in query_csv(str(store), "select run_id from runs order by started_at")[1:]
@@ -104,6 +110,10 @@ def runs(tmp_path_factory: pytest.TempPathFactory, model_server: ModelServer) ->
     assert len(ids) == RUNS
     yield Runs(store, panel, ids)
     model_server.reset()
+
+
+def _latest(store: Path) -> str:
+    return query_csv(str(store), "select run_id from runs order by started_at desc")[1].strip()
 
 
 def _headline(out: str, model: str) -> str:
@@ -167,6 +177,8 @@ def test_history_flags_the_drifting_model_and_only_it(runs: Runs) -> None:
     assert result.exit_code == 0, result.output
     out = result.output
     assert f"panel {PANEL}: {RUNS} finished runs, oldest first" in out
+    # Run 5 landed its comparisons against run 3: runs 4 and 5 were compared now.
+    assert "1 consecutive pair had no comparison landed and was compared now" in out
     table = re.search(r"drift: 1\s*\n(.*?)(?:\nhistory page|\Z)", out, re.S)
     assert table, out
     flagged = table.group(1)
@@ -191,10 +203,16 @@ def test_history_flags_the_drifting_model_and_only_it(runs: Runs) -> None:
     assert (runs.store / "reports" / "panels" / f"{PANEL}.html").exists()
 
 
-def test_history_of_an_unknown_panel_is_bad_input(runs: Runs) -> None:
+def test_history_of_an_unknown_panel_is_bad_input(runs: Runs, tmp_path: Path) -> None:
     result = invoke("history", "--panel", "nope", "--store", str(runs.store))
     assert result.exit_code == 2
     assert "panel 'nope' has no finished run in the store" in result.output
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: [\n", encoding="utf-8")
+    result = invoke("history", "--panel", str(bad), "--store", str(runs.store))
+    assert result.exit_code == 2
+    assert f"{bad}: line 2, column 1: not valid YAML" in result.output
+    assert "Traceback" not in result.output
 
 
 @contextmanager
