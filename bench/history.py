@@ -60,11 +60,22 @@ def headlines(rows: list[MetricRow]) -> list[MetricRow]:
     ]
 
 
+# RoadBench's headlines, all per task (`TASK_METRICS` also has its counts).
+ROADBENCH_HEADLINES = ("f1", "exact_match", "buffer_f1@0.2", "accuracy")
+
+
 def with_intervals(rows: list[MetricRow]) -> list[MetricRow]:
-    """RoadBench's per-task headlines carry intervals too (its headlines are all per task)."""
+    """RoadBench's per-task headlines carry intervals, as a run lands them (its headlines are
+    all per task)."""
     out = []
     for r in rows:
-        if r.suite == "roadbench" and r.task != "*" and r.slice == "" and r.ci_low is None:
+        if (
+            r.suite == "roadbench"
+            and r.task != "*"
+            and r.slice == ""
+            and r.metric in ROADBENCH_HEADLINES
+            and r.ci_low is None
+        ):
             r = replace(r, ci_low=max(0.0, r.value - 0.05), ci_high=min(1.0, r.value + 0.05))
         out.append(r)
     return out

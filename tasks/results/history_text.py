@@ -81,10 +81,17 @@ def trend_rows(history: History, shown: int = SHOWN_RUNS) -> tuple[list[int], li
                 str(latest.n),
                 tuple(point_text(points.get(n), marks.get(n, "")) for n in columns),
                 f"{len(marks)} of {pairs}",
-                ", ".join(f"run {n}" for n in drifted) or "-",
+                _drift_text(drifted),
             )
         )
     return columns, rows
+
+
+def _drift_text(runs: Sequence[int]) -> str:
+    """The runs where a row drifted: 'run 3', or how many and the latest ('4, latest run 45')."""
+    if not runs:
+        return "-"
+    return f"run {runs[0]}" if len(runs) == 1 else f"{len(runs)}, latest run {max(runs)}"
 
 
 def drift_lines(history: History) -> list[tuple[str, ...]]:
@@ -117,6 +124,6 @@ def legend_lines(runs: int, columns: Sequence[int]) -> list[str]:
         f"cells: the headline over all the run's items [its {LEVEL_TEXT} interval]; ▲ better, "
         "▼ worse than the run before beyond noise (paired over the items both scored unchanged; "
         "↑ higher is better, ↓ lower); items: how many the latest run scored",
-        "moves: consecutive pairs whose paired difference left out 0; drift: such a move with "
-        "the items and the model string unchanged",
+        "moves: consecutive pairs whose paired difference left out 0; drift: the runs where "
+        "such a move came with the items and the model string unchanged",
     ]
