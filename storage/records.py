@@ -191,6 +191,11 @@ class PlanRow(AboutItem):
     images: int
     max_output_tokens: int | None
     created_at: datetime
+    # How many samples of the item the row stands for, from `sample` on, each the same
+    # request but for its sample (and so its key: `request_key` is the first's), all answered
+    # alike: 1 in a run; a dry run counts an item's samples in runs rather than a row each.
+    # Parts landed before it read it as null: 1.
+    samples: Int32 = field(default=1, kw_only=True)
 
 
 @table("estimates")
@@ -344,6 +349,19 @@ class MetricPairRow:
     ci_high: float
     significant: bool
     variant: str = field(default="", kw_only=True)
+
+
+class RunStatus:
+    """The statuses of a run's `run_events` rows, in the order a run may go through them."""
+
+    RUNNING = "running"
+    FINISHED = "finished"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
+    # Stopped by its budget (`tasks.calls.budget.OUT_OF_BUDGET`): what was answered is landed.
+    OUT_OF_BUDGET = "out_of_budget"
+    # A dry run: planned and estimated, no model called.
+    PLANNED = "planned"
 
 
 @table("run_events")

@@ -198,12 +198,16 @@ class ResponseCache:
             return None
 
     def lookup(self, request: ModelRequest) -> ModelCall | None:
-        """The cached answer to `request` as a plan sees it: on a remote store, as the
-        listing of the cache (and of its packs) says where it reaches (what was kept since is
-        the claims' to find); hashes the request first (its image bytes included)."""
-        if self._listed is not None and self._listed_absent(request.key, self._listed):
+        """The cached answer to `request` as a plan sees it (`lookup_key` of its key)."""
+        return self.lookup_key(request.key)
+
+    def lookup_key(self, request_key: str) -> ModelCall | None:
+        """The cached answer to the request of `request_key` as a plan sees it: on a remote
+        store, as the listing of the cache (and of its packs) says where it reaches (what was
+        kept since is the claims' to find)."""
+        if self._listed is not None and self._listed_absent(request_key, self._listed):
             return None
-        return self.get(request.key)
+        return self.get(request_key)
 
     def _listed_absent(self, request_key: str, listed: StoredKeys) -> bool:
         """Neither in a pack read here, nor where the listing of entries says it would be."""

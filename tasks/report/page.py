@@ -12,7 +12,11 @@ from roadeval.tasks.report.blocks import Block, Section, kind_of
 from roadeval.tasks.report.heatmaps import metric_maps, slice_maps
 from roadeval.tasks.report.reading import ReportData
 from roadeval.tasks.report.run_sections import change_blocks, cost_blocks, identity_blocks
-from roadeval.tasks.report.score_sections import blind_blocks, leaderboard_blocks
+from roadeval.tasks.report.score_sections import (
+    blind_blocks,
+    leaderboard_blocks,
+    left_out_blocks,
+)
 from roadeval.tasks.report.suite_sections import (
     roadbench_blocks,
     stride_blocks,
@@ -50,7 +54,12 @@ def sections(data: ReportData) -> list[Section]:
         Section(
             "leaderboards",
             "Leaderboards",
-            tuple(leaderboard_blocks(found, rules, manifest.intervals if manifest else None)),
+            tuple(
+                [
+                    *left_out_blocks(manifest),
+                    *leaderboard_blocks(found, rules, manifest.intervals if manifest else None),
+                ]
+            ),
         ),
         Section("blind", "With vision and blind", tuple(blind_blocks(blind, rules))),
         Section(

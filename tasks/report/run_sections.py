@@ -16,6 +16,7 @@ from roadeval.tasks.report.run_reads import CostRow
 from roadeval.tasks.rerun.changes import changed_items_query, describe_change
 from roadeval.tasks.results.formats import MISSING, SuiteRules, format_value
 from roadeval.tasks.results.manifest import RunManifest
+from roadeval.tasks.results.money import cost_text
 from roadeval.tasks.shard.counts import COUNT_HEADINGS
 
 
@@ -24,10 +25,8 @@ def _count(n: int, **data: str) -> Cell:
 
 
 def _usd(usd: float, unknown: int) -> Cell:
-    text = f"${usd:,.4f}"
-    if unknown:
-        text += f" + {unknown} unknown"
-    return Cell(text, usd, title="a floor: some requests have no known cost" if unknown else "")
+    title = f"${usd!r} known; {unknown} requests have no known cost" if unknown else f"${usd!r}"
+    return Cell(cost_text(usd, unknown), usd, title=title)
 
 
 def _cost_rows(rows: Sequence[CostRow], by_suite: bool) -> tuple[tuple[Cell, ...], ...]:

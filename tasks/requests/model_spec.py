@@ -250,3 +250,8 @@ class JudgeSpec(ModelSpec):
                 "OpenAI-compatible endpoint you serve: give its api_base (or another model)"
             )
         return self
+
+
+def redact_model(spec_dump: dict[str, Any]) -> dict[str, Any]:
+    """Specs carry only the name of a key's variable, never a key; keep it that way in artifacts."""
+    return {k: v for k, v in spec_dump.items() if "key" not in k or k == "api_key_env"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -147,6 +147,24 @@ def request_key(
     encoded = messages_json if messages_json is not None else messages_key_json(messages)
     text = head + encoded + tail
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def sample_keys(request: ModelRequest, samples: Iterable[int]) -> Iterator[str]:
+    """The request key of `request` asked as each of `samples` (`request_key` with only the
+    sample changed): the text before the sample, the prompt included, is hashed once, so a
+    hundred samples of a long prompt cost one pass over it, not a hundred."""
+    endpoint = normalize_api_base(request.api_base)
+    params = _params_json(request.params)
+    head, _ = _key_frame(request.model, endpoint, request.attempt, 1, params)
+    encoded = request.messages_json
+    if encoded is None:
+        encoded = messages_key_json(request.messages)
+    before = hashlib.sha256((head + encoded).encode())
+    for sample in samples:
+        _, tail = _key_frame(request.model, endpoint, request.attempt, sample, params)
+        key = before.copy()
+        key.update(tail.encode())
+        yield key.hexdigest()
 
 
 class ErrorKind:

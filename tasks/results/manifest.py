@@ -72,6 +72,16 @@ class Totals(Counts):
         return f"{calls(self.calls, 'model')}{judged} made"
 
 
+class SkippedGroup(_Record):
+    """The rows a suite's load left out (`on_bad_item: skip`: a bad row, a missing or unreadable
+    image, an input that could not be drawn) for one field (`field` '': the row as a whole):
+    how many, and the first one's problem (file, line, item and why)."""
+
+    field: str
+    rows: int
+    first: str
+
+
 class SuiteRecord(_Record):
     """A suite as the run loaded it: where from, which version and content, what was skipped."""
 
@@ -86,6 +96,9 @@ class SuiteRecord(_Record):
     max_attempts: int
     options: dict[str, Any]
     skipped_items: list[str]
+    # The same rows grouped by the field they failed on, largest group first (empty in
+    # manifests from before it was kept: `skipped_items` alone has them).
+    skipped: list[SkippedGroup] = Field(default_factory=list)
     # The render stage's drawings: drawn now, found in the media cache or the store, failed.
     drawings: dict[str, int]
     # file -> field -> rows carrying it, for fields outside the release's row format.

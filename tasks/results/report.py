@@ -37,7 +37,9 @@ from roadeval.tasks.results.leaderboard import (
     task_order,
     variant_of,
 )
+from roadeval.tasks.results.left_out import left_out, left_out_table
 from roadeval.tasks.results.manifest import IntervalsRecord, PairCounts, RunManifest, shown_as
+from roadeval.tasks.results.money import cost_text
 from roadeval.tasks.shard.counts import COUNT_HEADINGS
 
 
@@ -298,13 +300,11 @@ def health_table(counts: Sequence[PairCounts]) -> Table:
         headings.append(COUNT_HEADINGS["scorer_errors"])
     if stopped:
         headings.append("items not finished")
-    for heading in [*headings, "cost USD"]:
+    for heading in [*headings, "cost"]:
         table.add_column(heading, justify="right")
     for c in counts:
-        cost = f"{c.cost_usd:.4f}"
-        if not c.cost_known:
-            # No price in LiteLLM's map and none in the panel: unknown, which is not zero.
-            cost = "unpriced" if c.cost_usd == 0 else f"≥{cost} (some unpriced)"
+        # Requests of unknown cost: how many, or some (a manifest from before they were counted).
+        cost = cost_text(c.cost_usd, c.unknown_cost if c.unknown_cost or c.cost_known else None)
         cells = [str(getattr(c, name)) for name in _HEALTH_COUNTS]
         if judged:
             cells += [str(c.judge_calls), str(c.judge_cached), str(c.unscored)]
@@ -384,6 +384,8 @@ def print_report(
         intervals=manifest.intervals,
     )
     console.print(health_table(manifest.counts))
+    if found := left_out(manifest):
+        console.print(left_out_table(found))
     for c in manifest.counts:
         where = f"{escape(c.who)} on {escape(c.suite)}"
         if c.errors:

@@ -111,6 +111,14 @@ class Counts(BaseModel):
         title="requests maybe billed",
         description="requests that timed out or were cut off, which a provider may still bill",
     )
+    unknown_cost: int = Field(
+        default=0,
+        title="requests of unknown cost",
+        description=(
+            "requests sent whose cost is not known (no price for the model, or a reply "
+            "without token counts): the USD shown is a floor, or unknown when nothing is priced"
+        ),
+    )
     corrupt_cache: int = Field(
         default=0,
         title="unreadable stored answers",

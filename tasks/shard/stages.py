@@ -215,6 +215,7 @@ def summarise(shard: Shard, outcomes: list[ItemOutcome]) -> ShardResult:
             cost = call.cost_this_run
             if cost is None:
                 result.cost_known = False
+                counts["unknown_cost"] += int(call.sent)
             else:
                 result.cost_usd += cost
         counts["reasks"] += max(0, len(outcome.attempts) - 1)

@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from roadeval.deployments import demo
-from roadeval.flows.panel_deployments import (
+from roadeval.flows.prefect.panel_deployments import (
     Kind,
     PanelDeployment,
     cron_problem,
@@ -34,7 +34,7 @@ from support.prefect_server import PrefectServer
 from support.trip_panel import invoke
 
 REPO = Path(__file__).resolve().parents[2]
-DEMO_PANEL = str(REPO / "flows" / "panels" / "demo.yaml")
+DEMO_PANEL = str(REPO / "flows" / "panel" / "bundled" / "demo.yaml")
 
 
 def _read(full_name: str) -> Any:
@@ -90,8 +90,8 @@ def test_the_three_deployments_register_and_read_back(tmp_path: Path) -> None:
     assert schedule.slug == f"{name}-cron" and schedule.active
     assert schedule.schedule.cron == "15 4 * * 2" and schedule.schedule.timezone == "Europe/Paris"
     assert rerun.schedules == [] and campaign.schedules == []
-    assert scheduled.entrypoint == "roadeval.flows.deployed.evaluate_panel_file"
-    assert campaign.entrypoint == "roadeval.flows.deployed.run_campaign"
+    assert scheduled.entrypoint == "roadeval.flows.prefect.deployed.evaluate_panel_file"
+    assert campaign.entrypoint == "roadeval.flows.prefect.deployed.run_campaign"
     # The campaign's budget is a parameter it cannot run without; the rerun's baseline one it may.
     assert set(campaign.parameter_openapi_schema["required"]) == {"panel", "budget_usd"}
     assert "against" in rerun.parameter_openapi_schema["properties"]
@@ -106,7 +106,7 @@ def test_the_three_deployments_register_and_read_back(tmp_path: Path) -> None:
 def test_deployments_for_a_process_work_pool(tmp_path: Path) -> None:
     from prefect.client.orchestration import get_client
 
-    from roadeval.flows.prefect_deployments import apply_to_pool
+    from roadeval.flows.prefect.deployments import apply_to_pool
 
     name, pool = f"pool-{uuid.uuid4().hex[:6]}", f"roadeval-{uuid.uuid4().hex[:6]}"
     specs = _specs(name, tmp_path)

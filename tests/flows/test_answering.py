@@ -7,7 +7,7 @@ from concurrent.futures import Future
 from types import SimpleNamespace
 from typing import Any
 
-from roadeval.flows.answering import AnswerSpread, StartingWorkers, planning_waves
+from roadeval.flows.stages.answer import AnswerSpread, StartingWorkers, planning_waves
 from roadeval.tasks.calls.stopping import StopSignal
 from roadeval.tasks.shard.answer_workers import SPREAD_FROM, SPREAD_WARMED_FROM, processes_for
 

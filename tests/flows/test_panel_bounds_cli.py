@@ -14,7 +14,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from roadeval.flows.cli import app
+from roadeval.flows.cli.main import app
 
 from support.cli_process import start_cli
 
@@ -212,9 +212,9 @@ def test_deploy_holds_its_budget_to_the_same_range_before_asking_the_server(
 
 
 def test_a_dry_run_of_the_largest_values_prints_its_estimate_in_seconds(tmp_path: Path) -> None:
-    """The most samples, the smallest chunks: 43 items x 100 samples = 4,300 requests in 4,300
-    shards, planned, estimated and landed in seconds and in a few hundred MB, as the user's
-    command runs it."""
+    """The most samples, the smallest chunks: 43 items x 100 samples = 4,300 requests in 43
+    shards (each counting its item's samples), planned, estimated and landed in seconds and in
+    a few hundred MB, as the user's command runs it."""
     panel = write_panel(tmp_path / "panel.yaml", {"samples": 100}, chunk_size=1)
     store = tmp_path / "store"
     started = time.monotonic()

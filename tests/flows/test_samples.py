@@ -70,3 +70,50 @@ def test_a_baseline_draws_each_sample_apart(tmp_path: Path) -> None:
         by_item.setdefault(item_id, set()).add(text)
     # Independent draws: over 43 items, some two samples of an item must differ.
     assert len(by_item) == len(gold) and any(len(texts) > 1 for texts in by_item.values())
+
+
+def test_a_dry_run_counts_each_samples_requests_as_the_run_then_sends_them(
+    tmp_path: Path, server: ModelServer
+) -> None:
+    """A dry run plans every sample of an item at once, as counts: after a run of 2 samples, a
+    dry run of 3 counts each item's third sample to ask and its first two answered, lands a
+    plan row per run of samples (`samples`), and the run that follows sends exactly what it
+    counted."""
+    source, gold = trip_gold(tmp_path)
+    n = len(gold)
+
+    def panel(samples: int) -> str:
+        model = {
+            "model": "openai/sampled",
+            "api_base": server.api_base,
+            "params": {"max_tokens": 4},
+            "samples": samples,
+            "input_cost_per_token": 1e-6,
+            "output_cost_per_token": 2e-6,
+        }
+        return str(write_panel(tmp_path / f"p{samples}.yaml", source, [model], **ENGINES))
+
+    store = str(tmp_path / "store")
+    server.rules["sampled"] = lambda body, hit: Reply("A")
+    assert invoke("run", "--panel", panel(2), "--store", store).exit_code == 0
+    assert len(server.hits_for("sampled")) == 2 * n
+    server.reset()
+    server.rules["sampled"] = lambda body, hit: Reply("A")
+    result = invoke("campaign", "--panel", panel(3), "--dry-run", "--store", store)
+    assert result.exit_code == 0, result.output
+    assert server.hits == []
+    output = " ".join(result.output.split())
+    assert f"total │ │ │ {n} / {n} │ {2 * n} │" in output, output
+    dry = "(select run_id from runs where status = 'planned')"
+    plan = query_csv(
+        store,
+        "select answered, count(*), sum(samples), min(sample), max(sample) from plan "
+        f"where run_id = {dry} group by answered order by answered",
+    )
+    # One row per item for its two answered samples, one for the third, still to ask.
+    assert plan[1:] == [f"False,{n},{n},3,3", f"True,{n},{2 * n},1,1"]
+    assert query_csv(store, f"select n_items from runs where run_id = {dry}")[1:] == [str(3 * n)]
+
+    result = invoke("run", "--panel", panel(3), "--store", store)
+    assert result.exit_code == 0, result.output
+    assert len(server.hits_for("sampled")) == n

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from roadeval.storage.records import SCHEMAS
-from roadeval.tasks.shard.plan import plan_table
+from roadeval.tasks.shard.plan_table import plan_table
 
 NOW = datetime(2026, 12, 4, tzinfo=UTC)
 
@@ -28,6 +28,8 @@ def _planned(item_id: str, attempts: int, answered: int) -> Any:
         images=1,
         prompt_tokens_est=40,
         answered=lambda index: index < answered,
+        samples=(),
+        sample_count=1,
     )
 
 
