@@ -115,8 +115,15 @@ def print_headlines(result: Compared, show_all: bool) -> None:
     rules = result.rules
     rows = [row for _, m in sorted(result.models.items()) for row in m.rows]
     out.print(printable(header(result.diff)))
+    problems = [
+        f"{suite} x {model}: not compared: {found.problem}"
+        for (suite, model), found in sorted(result.models.items())
+        if found.problem
+    ]
     if not rows:
         out.print("headline metrics: no item scored by both runs with unchanged inputs")
+        for line in problems:
+            out.print(printable(line))
         return
     a, b = result.diff.run_a, result.diff.run_b
     table = Table(
@@ -150,6 +157,8 @@ def print_headlines(result: Compared, show_all: bool) -> None:
             str(row.improved),
         )
     out.print(table)
+    for line in problems:
+        out.print(printable(line))
     for (suite, model), found in sorted(result.models.items()):
         for what, ids in (("regressed", found.regressed), ("improved", found.improved)):
             if not ids:

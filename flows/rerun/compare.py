@@ -92,6 +92,11 @@ def as_json(found: Compared) -> dict[str, Any]:
         "improved": {
             f"{suite} x {model}": m.improved for (suite, model), m in sorted(found.models.items())
         },
+        "not_compared": {
+            f"{suite} x {model}": m.problem
+            for (suite, model), m in sorted(found.models.items())
+            if m.problem
+        },
         "items": item_counts(diff),
         "scores": [asdict(line) for line in score_lines(diff)],
         "metrics_moved": [

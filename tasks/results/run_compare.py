@@ -28,11 +28,13 @@ _OLD, _NEW = "baseline", "new"
 @dataclass(frozen=True)
 class ModelComparison:
     """One suite x model's rows, and the ids of the items whose scores moved the worse and
-    the better way (by each item metric's direction)."""
+    the better way (by each item metric's direction); `problem`, why there are none when the
+    two runs' items could not be read back (the rest of a comparison goes on without them)."""
 
     rows: list[ComparisonRow]
     regressed: list[str]
     improved: list[str]
+    problem: str = ""
 
 
 def unchanged_pairs(

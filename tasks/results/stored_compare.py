@@ -31,14 +31,19 @@ def compare_stored(
 ) -> dict[tuple[str, str], ModelComparison]:
     """Run `ids[1]` against run `ids[0]`, per (suite, model) of `pairs` that both scored;
     `unchanged`: per suite, the ids whose content and prompt did not change (None: by content
-    hash alone). A suite not installed here is left out (its statistics are its own)."""
+    hash alone). A suite not installed here is left out (its statistics are its own); a pair
+    whose items cannot be read back has no rows and says why (`ModelComparison.problem`)."""
     wanted = [(s, m) for s, m in sorted(set(pairs)) if load_suite(s) is not None]
     with closing(connect(store, runs=list(ids), tables=SCORED_TABLES)) as con:
         new: dict[tuple[str, str], Sequence[ScoredItem]] = {}
+        unread: dict[tuple[str, str], ModelComparison] = {}
         for suite, model in wanted:
             landed = landed_scores(con, ids[1], suite, model)
-            new[(suite, model)] = scored_items(con, landed, landed.values.keys())
-        return _against(con, ids, new, unchanged, settings)
+            try:
+                new[(suite, model)] = scored_items(con, landed, landed.values.keys())
+            except ValueError as exc:
+                unread[(suite, model)] = ModelComparison([], [], [], str(exc))
+        return _against(con, ids, new, unchanged, settings) | unread
 
 
 def compare_with_stored(
@@ -71,11 +76,16 @@ def _against(
         shared = old.values.keys() & {entry.item.item_id for entry in items}
         if not shared:
             continue
+        try:
+            before = scored_items(con, old, shared)
+        except ValueError as exc:
+            found[(suite_name, model)] = ModelComparison([], [], [], str(exc))
+            continue
         found[(suite_name, model)] = compare_model(
             get_suite(suite_name),
             model,
             ids,
-            scored_items(con, old, shared),
+            before,
             items,
             settings,
             rules,
