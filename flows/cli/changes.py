@@ -184,15 +184,15 @@ def _latest_run(store: Store) -> str:
 
 
 def print_diff(diff: RunDiff, show_all: bool = False) -> None:
-    """The diff as rich tables: items, score changes, the items that changed by id, the metrics
-    that moved (each marked better or worse by its direction)."""
+    """The diff as rich tables, under the header `print_headlines` printed: items, score
+    changes, the items that changed by id, the metrics that moved (each marked better or worse
+    by its direction)."""
     from roadeval.flows.rerun.diff import (
         KINDS,
         METRIC_LIMIT,
         change_text,
         changed_items,
         diff_rules,
-        header,
         item_counts,
         metric_texts,
         more_text,
@@ -203,7 +203,6 @@ def print_diff(diff: RunDiff, show_all: bool = False) -> None:
     from roadeval.tasks.results.manifest import shown_as
 
     out = consoles.out
-    out.print(printable(header(diff)))
     items = Table("suite", *KINDS, title="items", title_justify="left")
     for suite, counts in item_counts(diff).items():
         items.add_row(printable(suite), *(str(counts[kind]) for kind in KINDS))
