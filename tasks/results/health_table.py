@@ -1,7 +1,8 @@
 """The run health table of `run`, `demo` and `show`: per suite x model, its items and what
 became of them (calls, answers reused, errors, answers not read), its cost; judge calls, items
-whose scorer raised and items a stop left unfinished where there are any. Suite and model read
-whole at any width; the counts that do not fit give way in the order below and are named."""
+whose scorer raised, stale answers asked again and items a stop left unfinished where there
+are any. Suite and model read whole at any width; the counts that do not fit give way in the
+order below and are named."""
 
 from __future__ import annotations
 
@@ -59,6 +60,8 @@ _COUNTS = (
     _heading("errors"),
     _Count("items not finished", _unfinished, _any("interrupted", "not_run")),
     _Count(COUNT_HEADINGS["scorer_errors"], _count("scorer_errors"), _any("scorer_errors")),
+    # Stored answers too old to reuse (the model's `reuse_for`), asked again.
+    *(_Count(COUNT_HEADINGS[name], _count(name), _any(name)) for name in ("stale", "judge_stale")),
     _Count("cost", _cost),
     _heading("unparsed"),
     _heading("abnormal"),

@@ -41,6 +41,7 @@ from roadeval.tasks.results.leaderboard import (
 )
 from roadeval.tasks.results.left_out import left_out, left_out_table
 from roadeval.tasks.results.manifest import IntervalsRecord, RunManifest, shown_as
+from roadeval.tasks.results.provenance_table import provenance_table
 from roadeval.tasks.shard.counts import COUNT_HEADINGS
 
 
@@ -335,6 +336,8 @@ def print_report(
     console.print(health_table(manifest.counts, console.width))
     if found := left_out(manifest):
         console.print(left_out_table(found, console.width))
+    if (provenance := provenance_table(manifest)) is not None:
+        console.print(provenance)
     for c in manifest.counts:
         where = f"{escape(c.who)} on {escape(c.suite)}"
         if c.errors:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from roadeval.flows.progress import RunProgress
+from roadeval.flows.run.progress import RunProgress
 from roadeval.tasks.calls.budget import Budget
 from roadeval.tasks.calls.gateway import ModelClient
 from roadeval.tasks.requests.model_spec import ModelSpec
