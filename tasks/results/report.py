@@ -336,7 +336,7 @@ def print_report(
     console.print(health_table(manifest.counts, console.width))
     if found := left_out(manifest):
         console.print(left_out_table(found, console.width))
-    if (provenance := provenance_table(manifest)) is not None:
+    if (provenance := provenance_table(manifest, console.width)) is not None:
         console.print(provenance)
     for c in manifest.counts:
         where = f"{escape(c.who)} on {escape(c.suite)}"

@@ -242,7 +242,7 @@ def runner_at(columns: int, *args: str) -> Any:
     """The CLI at a terminal `columns` wide (rich reads COLUMNS as a terminal's width)."""
     from typer.testing import CliRunner
 
-    from roadeval.flows.cli import app
+    from roadeval.flows.cli.main import app
 
     return CliRunner().invoke(app, list(args), env={"COLUMNS": str(columns)})
 
