@@ -191,10 +191,13 @@ class PlanRow(AboutItem):
     images: int
     max_output_tokens: int | None
     created_at: datetime
+    # The store held an answer, older than the model's `reuse_for`: asked again (None in rows
+    # landed before it was kept).
+    stale: bool | None = None
     # How many samples of the item the row stands for, from `sample` on, each the same
     # request but for its sample (and so its key: `request_key` is the first's), all answered
-    # alike: 1 in a run; a dry run counts an item's samples in runs rather than a row each.
-    # Parts landed before it read it as null: 1.
+    # alike (and all stale alike): 1 in a run; a dry run counts an item's samples in runs
+    # rather than a row each. Parts landed before it read it as null: 1.
     samples: Int32 = field(default=1, kw_only=True)
 
 
@@ -230,6 +233,10 @@ class EstimateRow:
     # The requests' items as shown ('' as released, 'blind': see `AboutItem.variant`): an
     # ablation's requests are estimated in rows of their own.
     variant: str = field(default="", kw_only=True)
+    # First attempts whose stored answer is older than the model's `reuse_for`: to be asked
+    # again, so counted in `requests`, not in `answered` (None in rows landed before it was
+    # kept).
+    stale: int | None = field(default=None, kw_only=True)
 
 
 @table("responses")
@@ -265,6 +272,15 @@ class ResponseRow(AboutItem):
     # What else the provider said that is worth keeping (response id, served model, ...).
     extras_json: str | None
     created_at: datetime
+    # When the answer was bought (a reused one's: when its origin run bought it); None for an
+    # error, and in rows landed before it was kept. What a later run's `reuse_for` reads.
+    answered_at: datetime | None = None
+    # Asked again because the answer the store held was older than the model's `reuse_for`.
+    replaced_stale: bool | None = None
+    # What the provider says served it: the `model` its reply names (a vLLM or SGLang
+    # server's served model name) and its `system_fingerprint`, where it sends them.
+    served_model: str | None = None
+    system_fingerprint: str | None = None
 
 
 @table("parses")

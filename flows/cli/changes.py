@@ -230,6 +230,7 @@ def print_diff(diff: RunDiff, show_all: bool = False) -> None:
         out.print(table)
         if len(changed) > len(listed):
             out.print(printable(more_text(len(changed) - len(listed))))
+    print_served(diff)
     moved = moved_metrics(diff)
     if not moved:
         out.print("metrics moved: none")
@@ -258,3 +259,34 @@ def print_diff(diff: RunDiff, show_all: bool = False) -> None:
     out.print(table)
     if len(moved) > len(shown):
         out.print(printable(more_text(len(moved) - len(shown))))
+
+
+def print_served(diff: RunDiff) -> None:
+    """What the providers said served each model's answers in both runs, where they said."""
+    from roadeval.flows.rerun.diff import served_cells, served_shown
+
+    served = served_shown(diff)
+    if not served:
+        return
+    changed = sum(change.changed for change in served)
+    headings = (
+        "model",
+        "role",
+        f"served model in {diff.run_a}",
+        "its system_fingerprint",
+        f"served model in {diff.run_b}",
+        "its system_fingerprint",
+        "what served",
+    )
+    table = Table(
+        *headings,
+        title=f"what served the answers: changed for {changed} of {len(served)}",
+        title_justify="left",
+        caption="as each reply named it (bought and reused answers alike); a change with "
+        "unchanged items and model string points at the provider's model, not noise",
+    )
+    for change in served:
+        cells = served_cells(change)
+        verdict = f"[red]{cells[-1]}[/]" if change.changed else cells[-1]
+        table.add_row(printable(change.model), change.role, *map(printable, cells[:-1]), verdict)
+    consoles.out.print(table)

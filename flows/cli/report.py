@@ -82,7 +82,7 @@ def show(
     print_report(
         out, found.metrics, manifest, health=found.health, pairs=found.pairs, detail=detail
     )
-    out.print(cost_table(lines))
+    out.print(cost_table(lines, out.width))
     key = report_key(found.run.run_id)
     if opened.exists(key):
         out.print(f"report: {printable(opened.location(key))}")

@@ -171,7 +171,7 @@ def _print_costs(summary: RunSummary) -> None:
     except (StoreError, OSError) as exc:
         consoles.err.print(f"[red]the cost table could not be read back: {printable(str(exc))}")
         return
-    consoles.out.print(cost_table(lines))
+    consoles.out.print(cost_table(lines, consoles.out.width))
 
 
 def end_stopped(stopped: RunStopped) -> NoReturn:

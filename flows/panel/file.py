@@ -23,6 +23,12 @@ from roadeval.names import Name, quoted, refused_character
 from roadeval.storage.store import store_uri_problem
 from roadeval.tasks.render.blind import ABLATIONS
 from roadeval.tasks.render.cluster import RenderConfig, RenderEngine, dask_address_problem
+from roadeval.tasks.requests.freshness import (
+    FOREVER,
+    ReuseFor,
+    effective_reuse_for,
+    reuse_for_problem,
+)
 from roadeval.tasks.requests.model_spec import JudgeSpec, ModelSpec
 from roadeval.tasks.results.intervals import IntervalSettings
 from roadeval.tasks.shard.remote_scoring import (
@@ -112,6 +118,9 @@ class Panel(BaseModel):
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)
     # Where drawing (point-cloud views) runs: Dask by default.
     render: RenderConfig = Field(default_factory=RenderConfig)
+    # How long a stored answer of a model called over the network may be reused (a model's
+    # own `reuse_for` wins; unset: the run's default, forever but for the scheduled deployment).
+    reuse_for: ReuseFor | None = None
     # Ablations run beside the released items: `blind` asks every image-bearing item again
     # with each image replaced by a black one of its size (rows under variant 'blind').
     ablations: list[str] = Field(default_factory=list)
@@ -243,6 +252,29 @@ def with_processes(panel: Panel, processes: int) -> Panel:
     if (problem := PROCESSES.problem(processes)) is not None:
         raise PanelError(f"--processes: {problem}")
     return panel.model_copy(update={"processes": processes})
+
+
+def with_reuse_for(panel: Panel, default: str | None = None, *, rescore: bool = False) -> Panel:
+    """The same panel with every model's (and the judge's) `reuse_for` in force written on its
+    entry (`effective_reuse_for`; `default`: the run's, for models neither the entry nor the
+    panel sets it for), so that each client, in any process, reads it from its spec. A rescore
+    asks no model: it reuses every stored answer, whatever its age."""
+    if default is not None and (problem := reuse_for_problem(default)) is not None:
+        raise PanelError(f"reuse_for (the run's default): {problem}")
+
+    def resolved(spec: ModelSpec) -> ModelSpec:
+        value = (
+            FOREVER
+            if rescore
+            else effective_reuse_for(
+                spec.reuse_for, panel.reuse_for, default, baseline=spec.is_baseline
+            )
+        )
+        return spec.model_copy(update={"reuse_for": value})
+
+    judge = resolved(panel.judge) if panel.judge is not None else None
+    models = [resolved(spec) for spec in panel.models]
+    return panel.model_copy(update={"models": models, "judge": judge})
 
 
 def with_dask_address(panel: Panel, address: str) -> Panel:

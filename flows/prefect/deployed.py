@@ -14,7 +14,7 @@ from typing import Any
 from prefect import flow
 from prefect.states import Failed, State
 
-from roadeval.flows.panel.file import with_budget_usd
+from roadeval.flows.panel.file import with_budget_usd, with_reuse_for
 from roadeval.flows.panel.ref import load_panel_ref
 from roadeval.flows.prefect.flow import run_in_flow
 from roadeval.flows.run.summary import RunSummary
@@ -45,12 +45,13 @@ def _evaluate(
     against: str | None = None,
     dry_run: bool = False,
     report: bool = True,
+    reuse_for: str | None = None,
 ) -> dict[str, Any] | State:
     from roadeval.flows.run.warmup import import_in_background
 
     # LiteLLM takes seconds to import: under way while the panel and its suites load.
     import_in_background()
-    loaded = load_panel_ref(panel)
+    loaded = with_reuse_for(load_panel_ref(panel), reuse_for)
     if budget_usd is not None:
         loaded = with_budget_usd(loaded, budget_usd, "budget_usd")
     summary = run_in_flow(loaded, store, dry_run=dry_run, against=against, report=report)
@@ -72,12 +73,15 @@ def evaluate_panel_file(
     budget_usd: float | None = None,
     against: str | None = None,
     report: bool = True,
+    reuse_for: str | None = None,
 ) -> dict[str, Any] | State:
     """Evaluate the panel at `panel` (a path, file:// or s3:// URI, or bundled:NAME) in `store`
     (default: the panel's, else ROADEVAL_STORE, else ./roadeval-data), compared with the
     panel's last finished run (or the run `against` names); `budget_usd` caps its spending;
-    `report` builds the finished run's HTML report in the store."""
-    return _evaluate(panel, store, budget_usd, against=against, report=report)
+    `report` builds the finished run's HTML report in the store; `reuse_for` is how long a
+    stored answer of a model called over the network may be reused where neither its entry
+    nor the panel says (the scheduled deployment's `never`; unset: forever)."""
+    return _evaluate(panel, store, budget_usd, against=against, report=report, reuse_for=reuse_for)
 
 
 @flow(name="campaign", log_prints=False)

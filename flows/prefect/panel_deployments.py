@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 DEFAULT_CRON = "0 3 * * 1"
 DEFAULT_TIMEZONE = "UTC"
 TAG = "roadeval"
+# The scheduled full panel's default `reuse_for` for models called over the network.
+SCHEDULED_REUSE_FOR = "never"
 CRON_FIELDS = "minute hour day-of-month month day-of-week"
 
 
@@ -74,7 +76,8 @@ FLOWS: dict[Kind, tuple[str, str]] = {
 
 _DESCRIPTIONS = {
     Kind.SCHEDULED: "The full panel on its schedule, every suite x every model; a rerun of the "
-    "panel's last finished run, so only what changed since is asked.",
+    "panel's last finished run that asks every model called over the network again (its "
+    "`reuse_for`: never, unless the panel sets one), built-in baselines reused.",
     Kind.RERUN: "On demand, after fixing a suite's items: unchanged answers and scores are "
     "copied from the panel's last finished run (or the run `against` names), only changed "
     "and added items are asked.",
@@ -166,12 +169,16 @@ def panel_deployments(
 ) -> list[PanelDeployment]:
     """The three deployments of the panel `panel` (a reference as `flows.panel.ref` reads it),
     named after `name`. Without `budget_usd`, the scheduled run and the rerun are capped only
-    by the panel's own `budget_usd`, and the campaign asks for a budget when it is started."""
+    by the panel's own `budget_usd`, and the campaign asks for a budget when it is started.
+    The scheduled run's `reuse_for` is `never`; the rerun and the campaign reuse forever."""
     names = deployment_names(name)
     common: dict[str, Any] = {"panel": panel, "store": store}
     capped = {**common, "budget_usd": budget_usd} if budget_usd is not None else dict(common)
+    # A scheduled run watches its models: it asks every model called over the network again
+    # (a provider may have changed one behind its name), unless the panel sets `reuse_for`.
+    fresh = {**capped, "reuse_for": SCHEDULED_REUSE_FOR}
     return [
-        PanelDeployment(Kind.SCHEDULED, names[Kind.SCHEDULED], capped, cron, timezone),
+        PanelDeployment(Kind.SCHEDULED, names[Kind.SCHEDULED], fresh, cron, timezone),
         PanelDeployment(Kind.RERUN, names[Kind.RERUN], capped),
         PanelDeployment(Kind.CAMPAIGN, names[Kind.CAMPAIGN], capped),
     ]

@@ -20,6 +20,7 @@ from roadeval.storage.heartbeats import run_liveness
 from roadeval.storage.landing import read_table
 from roadeval.storage.records import RunStatus
 from roadeval.storage.store import Store
+from roadeval.tasks.rerun.answers import CopyFreshness
 from roadeval.tasks.results.manifest import BaselineRecord, RunManifest, SuiteRecord
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ class BaselineRun:
         )
 
 
-def _latest_events(store: Store) -> dict[str, dict[str, Any]]:
+def latest_events(store: Store) -> dict[str, dict[str, Any]]:
     """Each run's latest event (status, panel, start, heartbeat period, manifest), by run id."""
     table = read_table(store, "run_events").select(
         ["run_id", "seq", "status", "panel", "started_at", "heartbeat_s", "manifest_json"]
@@ -87,7 +88,7 @@ def _seen_status(store: Store, event: dict[str, Any]) -> str:
 def find_baseline(store: Store, panel: Panel, against: str | None) -> BaselineRun | None:
     """The run given by `against` (it must exist, be of this panel and have finished), else
     the last finished run of the panel's name; None when it has none."""
-    latest = _latest_events(store)
+    latest = latest_events(store)
     if against is not None:
         event = latest.get(against)
         if event is None:
@@ -137,6 +138,8 @@ class BaselineReader:
     store: Store
     baseline: BaselineRun
     copy_suites: frozenset[str]
+    # How old its answers and verdicts may be to be reused (default: any age).
+    freshness: CopyFreshness = field(default_factory=CopyFreshness)
     _read: dict[tuple[str, str], BaselineAnswers] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _pair_locks: dict[tuple[str, str], threading.Lock] = field(default_factory=dict)
@@ -171,8 +174,11 @@ class BaselineReader:
             same = unchanged.get(suite, frozenset())
             return frozenset(
                 item_id
-                for item_id, of, shown in taken.answers.outcomes
-                if of == sample and shown == variant and item_id in same
+                for (item_id, of, shown), outcome in taken.answers.outcomes.items()
+                if of == sample
+                and shown == variant
+                and item_id in same
+                and self.freshness.copyable(model, outcome)
             )
 
         return copied
@@ -189,4 +195,8 @@ class BaselineReader:
             if answers is None:
                 answers = BaselineAnswers.read(self.store, self.baseline.run_id, suite, model)
                 self._read[(suite, model)] = answers
-        return ShardBaseline(answers, copy_scores=suite in self.copy_suites)
+        return ShardBaseline(
+            answers,
+            copy_scores=suite in self.copy_suites,
+            verdicts_since=self.freshness.verdicts,
+        )

@@ -4,6 +4,7 @@ before the first call; the metric deltas and the paired comparisons, with the me
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 
 from roadeval.benchmarks.suite import ScoredItem
 from roadeval.flows.panel.file import Panel
@@ -16,6 +17,7 @@ from roadeval.storage.store import Store, StoreError, describe_store_error
 from roadeval.storage.tables import part_key
 from roadeval.tasks.render.stage import Renders
 from roadeval.tasks.requests.model_spec import redact_model
+from roadeval.tasks.rerun.answers import CopyFreshness
 from roadeval.tasks.rerun.changes import ChangeKind
 from roadeval.tasks.rerun.deltas import metric_deltas
 from roadeval.tasks.results.intervals import IntervalSettings
@@ -29,11 +31,12 @@ def compare_with_baseline(
     renders: dict[str, Renders],
     baseline: BaselineRun | None,
     rescore: bool,
+    fresh_from: datetime,
 ) -> tuple[dict[str, list[ChangeRow]], BaselineReader | None]:
     """Each suite's item changes against the baseline, and what the plans may take from it:
-    its answers always; its score rows for the suites scored as the baseline scored them
-    (same scoring key), unless this is a rescore. The baseline's rows are read now, every
-    suite x model at once."""
+    its answers as fresh as the run's `reuse_for` measured from `fresh_from` allows; its score
+    rows for the suites scored as the baseline scored them (same scoring key), unless this is
+    a rescore. The baseline's rows are read now, every suite x model at once."""
     try:
         changes = {
             s.suite.name: suite_changes(run_id, store, s, renders.get(s.suite.name, {}), baseline)
@@ -49,7 +52,8 @@ def compare_with_baseline(
             and (record := baseline.suite(s.suite.name)) is not None
             and record.scoring_key == scoring_key(s.suite, judge)
         )
-        reader = BaselineReader(store, baseline, copy)
+        fresh = CopyFreshness.of(fresh_from, panel.models, panel.judge)
+        reader = BaselineReader(store, baseline, copy, fresh)
         reader.prefetch(
             (s.suite.name, spec.label)
             for s in loaded

@@ -27,7 +27,7 @@ from roadeval.storage.records import (
     ScoreRow,
 )
 from roadeval.storage.store import Store
-from roadeval.storage.tables import part_key
+from roadeval.storage.tables import manifest_key, part_key
 from roadeval.tasks.report.run_reads import require_outcomes, run_record
 from roadeval.tasks.rerun import deltas
 from roadeval.tasks.rerun.changes import (
@@ -40,7 +40,9 @@ from roadeval.tasks.rerun.changes import (
 )
 from roadeval.tasks.rerun.deltas import metric_deltas, score_changes
 from roadeval.tasks.results.formats import MISSING, SuiteRules
-from roadeval.tasks.results.manifest import RunManifest, shown_as
+from roadeval.tasks.results.manifest import RunManifest, ServedRecord, shown_as
+from roadeval.tasks.results.provenance_table import served_text
+from roadeval.tasks.results.served_diff import ServedChange, served_changes
 
 R = TypeVar("R")
 
@@ -70,6 +72,8 @@ class RunDiff:
     changes: tuple[ChangeRow, ...]
     score_changes: tuple[ScoreChangeRow, ...]
     metric_deltas: tuple[MetricDeltaRow, ...]
+    # What served each model's answers in run A and in run B (their manifests' `served`).
+    served: tuple[ServedChange, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -144,6 +148,7 @@ def _landed(con: duckdb.DuckDBPyConnection, store: Store, run_id: str) -> RunDif
         tuple(_rows(con, ChangeRow, "changes", where, params)),
         tuple(_rows(con, ScoreChangeRow, "score_changes", where, params)),
         tuple(_rows(con, MetricDeltaRow, "metric_deltas", where, params)),
+        tuple(served_changes(_baseline_served(store, run.baseline_run_id), run.manifest.served)),
     )
 
 
@@ -168,7 +173,17 @@ def _between(con: duckdb.DuckDBPyConnection, store: Store, run_a: str, run_b: st
         tuple(_item_changes(con, store, a, b)),
         tuple(_score_changes(con, a, b)),
         tuple(_metric_deltas(con, a, b)),
+        tuple(served_changes(a.manifest.served, b.manifest.served)),
     )
+
+
+def _baseline_served(store: Store, run_id: str) -> list[ServedRecord]:
+    """What served the answers of a run's baseline run, from its manifest (none where the
+    manifest is gone: the baseline's answers are compared with nothing then)."""
+    try:
+        return RunManifest.from_json(store.get(manifest_key(run_id))).served
+    except FileNotFoundError:
+        return []
 
 
 def _changes_of(con: duckdb.DuckDBPyConnection, run: _Run) -> dict[str, list[ChangeRow]]:
@@ -326,6 +341,18 @@ def diff_rules(diff: RunDiff) -> SuiteRules:
     return SuiteRules({row.suite for row in diff.metric_deltas})
 
 
+def served_shown(diff: RunDiff) -> list[ServedChange]:
+    """The models whose provider named what served them in either run (the others have
+    nothing to compare)."""
+    return [change for change in diff.served if change.named]
+
+
+def served_cells(change: ServedChange) -> tuple[str, str, str, str, str]:
+    """Run A's served models and fingerprints, run B's, and whether they changed, as cells."""
+    changed = "changed" if change.changed else "same" if change.before and change.after else "-"
+    return (*served_text(list(change.before)), *served_text(list(change.after)), changed)
+
+
 def header(diff: RunDiff) -> str:
     return f"run {diff.run_b} against {diff.run_a} (panel {diff.panel})"
 
@@ -361,6 +388,15 @@ def summary_lines(diff: RunDiff, show_all: bool = False) -> list[str]:
         )
     if len(moved) > len(shown):
         lines.append(more_text(len(moved) - len(shown)))
+    served = served_shown(diff)
+    changed_served = [c for c in served if c.changed]
+    if served:
+        lines.append(f"what served the answers: changed for {len(changed_served)} of {len(served)}")
+    for change in changed_served:
+        a_model, a_prints, b_model, b_prints, _ = served_cells(change)
+        lines.append(
+            f"  {change.model} ({change.role}): {a_model} {a_prints} -> {b_model} {b_prints}"
+        )
     return lines
 
 

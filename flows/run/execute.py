@@ -56,6 +56,7 @@ from roadeval.tasks.results.aggregate import aggregate
 from roadeval.tasks.results.items import land_items
 from roadeval.tasks.results.manifest import (
     CompactionRecord,
+    HorizonRecord,
     IntervalsRecord,
     RunManifest,
 )
@@ -77,6 +78,7 @@ def execute_run(
     baseline: BaselineRun | None = None,
     rescore: bool = False,
     reports: bool = False,
+    horizon: HorizonRecord | None = None,
 ) -> RunSummary:
     """Make the run's clients (one budget for all of them, the judge's included), render, shard,
     compare with the baseline run, and go; see `_Run.execute`. `reports`: a finished run's
@@ -85,7 +87,10 @@ def execute_run(
     redact = Redactor.from_environment(s.api_key_env for s in panel.all_models if s.api_key_env)
     # One budget for every caller of the run: answers, re-asks, retries and the judge.
     budget = Budget(panel.budget_usd)
-    builder = ClientBuilder(run_id, stop, redact, budget=budget)
+    context = RunContext(
+        run_id, started, panel, store, orchestrator, dry_run, rescore, reports, horizon
+    )
+    builder = ClientBuilder(run_id, stop, redact, budget=budget, fresh_from=context.fresh_from)
     clients = {spec.label: builder.client(spec) for spec in panel.models}
     judge = builder.client(panel.judge) if panel.judge is not None else None
     # The run's gates admit every request of it, in any process: this one holds them all (its
@@ -99,7 +104,7 @@ def execute_run(
     renders = render_suites(loaded, store, panel.render, orchestrator)
     blind = blind_suites(panel.ablations, renders)
     changes, reader = compare_with_baseline(
-        run_id, store, panel, loaded, renders, baseline, rescore
+        run_id, store, panel, loaded, renders, baseline, rescore, context.fresh_from
     )
     shards = plan_shards(
         run_id,
@@ -117,7 +122,7 @@ def execute_run(
         else None
     )
     run = _Run(
-        RunContext(run_id, started, panel, store, orchestrator, dry_run, rescore, reports),
+        context,
         RunInputs(loaded, renders, shards, not_covered, baseline, reader, changes, blind),
         RunEngines(stop, redact, budget, judge, remote, in_flight),
         log=RunLog(run_logger(orchestrator)),
@@ -388,6 +393,7 @@ class _Run:
             self._clients,
             self.engines.stop,
             self.context.run_id,
+            self.context.fresh_from,
             self.engines.budget.capped,
             asked,
         )

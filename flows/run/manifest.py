@@ -19,12 +19,14 @@ from roadeval.tasks.results.engines import EngineRecord, EnginesRecord, bare_add
 from roadeval.tasks.results.left_out import skipped_groups
 from roadeval.tasks.results.manifest import (
     GenerationRecord,
+    HorizonRecord,
     PairCounts,
     RunManifest,
     SuiteRecord,
     Totals,
     UnscoredMetric,
 )
+from roadeval.tasks.results.provenance import all_served, freshness_records, served_records
 from roadeval.tasks.shard.counts import COUNTS, new_counts
 from roadeval.tasks.shard.plan import Shard
 from roadeval.tasks.shard.stages import ShardResult
@@ -139,6 +141,7 @@ def build_manifest(
     counts = count_table(results)
     judge = redact_model(panel.judge.model_dump(mode="json")) if panel.judge else None
     baseline = inputs.baseline
+    served = all_served(r.served for r in results)
     return RunManifest(
         run_id=run.run_id,
         panel=panel.name,
@@ -169,6 +172,9 @@ def build_manifest(
         rescore=run.rescore,
         ablations=list(panel.ablations),
         engines=engines_used(run, inputs.loaded, scored_on_cluster),
+        freshness=freshness_records(run.fresh_from, panel.models, panel.judge, counts, served),
+        horizon=run.horizon or HorizonRecord(run_id=run.run_id, started_at=run.started),
+        served=served_records(served),
     )
 
 

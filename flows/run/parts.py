@@ -11,6 +11,7 @@ from roadeval.flows.panel.file import Panel
 from roadeval.flows.stages.load import LoadedSuite
 from roadeval.flows.stages.orchestration import Orchestrator
 from roadeval.storage.store import Store
+from roadeval.tasks.results.manifest import HorizonRecord
 
 if TYPE_CHECKING:
     from roadeval.flows.rerun.baseline import BaselineReader, BaselineRun
@@ -38,6 +39,13 @@ class RunContext:
     rescore: bool = False
     # The run ends by building its report (`flows.run.report`) if it finishes.
     reports: bool = False
+    # Whose start `reuse_for` is measured from (None: the run's own; `flows.rerun.continuation`).
+    horizon: HorizonRecord | None = None
+
+    @property
+    def fresh_from(self) -> datetime:
+        """The time every `reuse_for` of the run is measured back from."""
+        return self.horizon.started_at if self.horizon is not None else self.started
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from roadeval.storage.heartbeats import Heartbeat, heartbeat_key, interval_s
 from roadeval.storage.landing import Part, land
 from roadeval.storage.records import RUN_COUNT_COLUMNS, RunEventRow, RunStatus
 from roadeval.storage.store import Store
+from roadeval.storage.tables import manifest_key
 from roadeval.tasks.calls.secrets import Redactor
 from roadeval.tasks.results.manifest import RunManifest
 
@@ -51,10 +52,6 @@ def event_row(landed: RunManifest, seq: int, heartbeat_s: float) -> RunEventRow:
         baseline_run_id=landed.baseline.run_id if landed.baseline else None,
         **engine_columns(landed),
     )
-
-
-def manifest_key(run_id: str) -> str:
-    return f"runs/{run_id}/manifest.json"
 
 
 class RunRecord:

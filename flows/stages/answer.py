@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import datetime
 from typing import Any
 
 from roadeval.flows.stages.orchestration import Stage
@@ -92,6 +93,7 @@ class AnswerSpread:
         clients: Callable[[], Sequence[ModelClient]],
         stop: StopSignal,
         run_id: str,
+        fresh_from: datetime,
         budgeted: bool,
         items: int,
     ) -> None:
@@ -99,6 +101,7 @@ class AnswerSpread:
         self.clients = clients
         self.stop = stop
         self.run_id = run_id
+        self.fresh_from = fresh_from
         self.budgeted = budgeted
         # The run's items to be asked of models (baselines and a rerun's copies not counted).
         self.items = items
@@ -137,7 +140,7 @@ class AnswerSpread:
         clients = self.clients()
         gates: Mapping[str, Any] = {c.spec.label: c.gate for c in clients}
         stats: Mapping[str, Any] = {c.spec.label: c.stats for c in clients}
-        args = (processes, gates, stats, self.stop, self.run_id, self.budgeted)
+        args = (processes, gates, stats, self.stop, self.run_id, self.fresh_from, self.budgeted)
         starter = ThreadPoolExecutor(1, thread_name_prefix="roadeval-answer-start")
         self._starting = starter.submit(AnswerWorkers, *args)
         starter.shutdown(wait=False)

@@ -17,6 +17,7 @@ from pydantic import (
 )
 
 from roadeval.names import Name
+from roadeval.tasks.requests.freshness import ReuseFor
 from roadeval.tasks.requests.model_bounds import (
     AUTH_FAILED_AFTER,
     BATCH_POLL_S,
@@ -137,6 +138,11 @@ class ModelSpec(BaseModel):
         default=1,
         description="independent answers per item: each sample is a request of its own (its "
         "index joins the request key; sample 1 keeps a single answer's key), scored apart",
+    )
+    reuse_for: ReuseFor | None = Field(
+        default=None,
+        description="how long a stored answer of this model may be reused: forever, never, or "
+        "a duration (12h, 7d); unset: the panel's (a baseline: forever), else the run's default",
     )
 
     @field_validator("model")

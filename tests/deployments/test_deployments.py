@@ -5,6 +5,7 @@ does not answer; and prefect.yaml declaring the same deployments as deployments/
 
 from __future__ import annotations
 
+import inspect
 import os
 import re
 import shutil
@@ -21,6 +22,9 @@ import pytest
 import yaml
 
 from roadeval.deployments import demo
+from roadeval.flows.panel.file import panel_from_dict, with_reuse_for
+from roadeval.flows.panel.reading import PanelError
+from roadeval.flows.prefect.deployed import evaluate_panel_file
 from roadeval.flows.prefect.panel_deployments import (
     Kind,
     PanelDeployment,
@@ -80,8 +84,12 @@ def test_the_three_deployments_register_and_read_back(tmp_path: Path) -> None:
         spec.runner_deployment().apply()
     scheduled, rerun, campaign = (_read(s.full_name) for s in specs)
     expected = {"panel": DEMO_PANEL, "store": str(tmp_path / "store"), "budget_usd": 2.5}
+    # The scheduled run asks models called over the network again; the others reuse.
+    assert scheduled.parameters == {**expected, "reuse_for": "never"}
+    assert rerun.parameters == campaign.parameters == expected
+    assert "reuse_for" in rerun.parameter_openapi_schema["properties"]
     for deployment, spec in zip((scheduled, rerun, campaign), specs, strict=True):
-        assert deployment.parameters == expected
+        assert deployment.parameters == spec.parameters
         assert deployment.entrypoint == spec.entrypoint
         assert "roadeval" in deployment.tags and deployment.description == spec.description
         # A module path: an installed roadeval needs no image and no remote storage.
@@ -245,6 +253,43 @@ def test_every_declared_schedule_is_a_five_field_cron_line() -> None:
     crons = [s["cron"] for d in declared["deployments"] for s in d.get("schedules") or []]
     assert crons and all(cron_problem(cron) is None for cron in crons), crons
     assert all(cron_problem(s.cron) is None for s in demo.deployments() if s.cron is not None)
+
+
+def test_the_scheduled_run_asks_models_over_the_network_again_unless_the_panel_says(
+    tmp_path: Path,
+) -> None:
+    """The scheduled deployment's `reuse_for` is the default of the models called over the
+    network whose entry and panel set none; built-in baselines keep reusing."""
+    scheduled, rerun, campaign = panel_deployments(DEMO_PANEL, "fresh")
+    assert scheduled.parameters["reuse_for"] == "never"
+    assert "reuse_for" not in rerun.parameters and "reuse_for" not in campaign.parameters
+    assert "reuse_for" in inspect.signature(evaluate_panel_file.fn).parameters
+    models = [
+        {"model": "openai/api", "name": "api"},
+        {"model": "openai/api", "name": "weekly", "reuse_for": "7d"},
+        {"model": "roadeval/random", "name": "random"},
+        {"model": "roadeval/always-a", "name": "always-a", "reuse_for": "never"},
+    ]
+    body = {"suites": [{"name": "trip", "demo": True}], "models": models}
+    judge = {"model": "openai/j", "api_base": "http://127.0.0.1:9/v1"}
+
+    def resolved(**extra: Any) -> dict[str, str | None]:
+        panel = panel_from_dict({**body, **extra}, source="p.yaml", base_dir=tmp_path)
+        done = with_reuse_for(panel, scheduled.parameters["reuse_for"])
+        return {m.label: m.reuse_for for m in [*done.models, *([done.judge] if done.judge else [])]}
+
+    assert resolved(judge=judge) == {
+        "api": "never",
+        "weekly": "7d",
+        "random": "forever",
+        "always-a": "never",
+        "openai/j": "never",
+    }
+    # The panel's own reuse_for wins over the deployment's, for every model but the baselines.
+    assert resolved(reuse_for="30d")["api"] == "30d"
+    assert resolved(reuse_for="30d")["random"] == "forever"
+    with pytest.raises(PanelError, match=r"reuse_for \(the run's default\): '7 days' is not"):
+        with_reuse_for(panel_from_dict(body, source="p.yaml", base_dir=tmp_path), "7 days")
 
 
 @pytest.mark.usefixtures("under_prefect")
