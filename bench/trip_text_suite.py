@@ -34,13 +34,14 @@ def write_text_suite(root: Path, n: int) -> Path:
     return root
 
 
-def query(store: Path, sql: str) -> list[dict[str, str]]:
-    """Rows of `roadeval query --format csv` over `store`, as dicts of strings."""
+def query(store: Path, sql: str, roadeval: Path = ROADEVAL) -> list[dict[str, str]]:
+    """Rows of `roadeval query --format csv` over `store`, as dicts of strings (`roadeval`: the
+    command, another checkout's to compare with)."""
     import csv
     import io
 
     done = subprocess.run(
-        [str(ROADEVAL), "query", "--store", str(store), "--format", "csv", sql],
+        [str(roadeval), "query", "--store", str(store), "--format", "csv", sql],
         capture_output=True,
         text=True,
         check=False,

@@ -11,10 +11,11 @@ Queries are read-only: a statement that would write a file or change anything is
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from contextlib import closing
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import duckdb
 import pyarrow as pa
@@ -32,6 +33,8 @@ RUNS_VIEW = "runs"
 # Where the catalogue keeps its helpers: a schema off the search path, so `show tables` lists
 # the views alone.
 _INTERNAL = "_internal"
+
+_Read = TypeVar("_Read")
 
 # Derived views, defined over the base tables so they never disagree with them.
 DERIVED_VIEWS: dict[str, str] = {
@@ -211,6 +214,11 @@ def _runs_view(con: duckdb.DuckDBPyConnection, store: Store) -> None:
     )
 
 
+# Times a reader finds the parts it reads again when one is gone: a compaction removes the parts
+# it replaced once its own are published, so the index, loaded again, no longer names them.
+_LOADS = 3
+
+
 def connect(
     store: Store,
     *,
@@ -223,23 +231,83 @@ def connect(
     the suites' items) or of all; only the views of `tables` and what derives from them when
     named (a query pays for the tables it reads). `include_unlanded` also shows parts no
     landing published."""
+    return _reading(store, include_unlanded, runs, tables, lambda con: con)
+
+
+def read_views(
+    store: Store,
+    use: Callable[[duckdb.DuckDBPyConnection], _Read],
+    *,
+    include_unlanded: bool = False,
+    runs: Iterable[str] | None = None,
+    tables: Iterable[str] | None = None,
+) -> _Read:
+    """`use` over a connection of the views (`connect`'s), closed after. When a statement of
+    it fails on a part gone (a compaction removed it, having published its replacement), `use`
+    runs again, whole, over the parts the store shows then: a reader of several statements
+    (`show`, `report`, `diff`) never mixes what it read before the compaction with after."""
+
+    def closed(con: duckdb.DuckDBPyConnection) -> _Read:
+        with closing(con):
+            return use(con)
+
+    return _reading(store, include_unlanded, runs, tables, closed)
+
+
+def _reading(
+    store: Store,
+    include_unlanded: bool,
+    runs: Iterable[str] | None,
+    tables: Iterable[str] | None,
+    read: Callable[[duckdb.DuckDBPyConnection], _Read],
+) -> _Read:
+    """`read` over a connection of the views; when it fails and the parts readers see have
+    changed meanwhile (a part it was to read is gone: see `_LOADS`), again over the new ones."""
+    wanted = list(TABLES) if tables is None else [t for t in TABLES if t in set(tables)]
+    runs = None if runs is None else list(runs)
+    load = 0
+    while True:
+        load += 1
+        parts = _parts(store, wanted, runs, include_unlanded)
+        try:
+            return read(_views(store, parts, whole=runs is not None))
+        except (duckdb.Error, OSError):
+            if load == _LOADS or not _moved(store, parts, runs, include_unlanded):
+                raise
+
+
+def _moved(
+    store: Store, parts: dict[str, _TableParts], runs: list[str] | None, include_unlanded: bool
+) -> bool:
+    """Whether the parts readers see of these tables changed since `parts` were found."""
+    now = _parts(store, list(parts), runs, include_unlanded)
+    return any(now[table].keys != found.keys for table, found in parts.items())
+
+
+def _views(
+    store: Store, parts: dict[str, _TableParts], *, whole: bool
+) -> duckdb.DuckDBPyConnection:
+    """A connection with the views over `parts` (see `connect`)."""
     con = duckdb.connect(
         config={"autoinstall_known_extensions": False, "autoload_known_extensions": False}
     )
-    con.execute(f"create schema {_INTERNAL}")
-    wanted = list(TABLES) if tables is None else [t for t in TABLES if t in set(tables)]
-    for table, parts in _parts(store, wanted, runs, include_unlanded).items():
-        _table_view(con, store, table, parts, whole=runs is not None)
-    if "run_events" in wanted:
-        _runs_view(con, store)
-    if "responses" in wanted:
-        for name, sql in DERIVED_VIEWS.items():
-            con.execute(f"create view {name} as {sql}")
-    # From here on SQL reads no file but the store's parts, and writes none.
-    if isinstance(store, LocalStore):
-        con.execute("set allowed_directories = ?", [[f"{store.root / 'tables'}/"]])
-    con.execute("set enable_external_access = false")
-    con.execute("set lock_configuration = true")
+    try:
+        con.execute(f"create schema {_INTERNAL}")
+        for table, found in parts.items():
+            _table_view(con, store, table, found, whole=whole)
+        if "run_events" in parts:
+            _runs_view(con, store)
+        if "responses" in parts:
+            for name, sql in DERIVED_VIEWS.items():
+                con.execute(f"create view {name} as {sql}")
+        # From here on SQL reads no file but the store's parts, and writes none.
+        if isinstance(store, LocalStore):
+            con.execute("set allowed_directories = ?", [[f"{store.root / 'tables'}/"]])
+        con.execute("set enable_external_access = false")
+        con.execute("set lock_configuration = true")
+    except BaseException:
+        con.close()
+        raise
     return con
 
 
@@ -331,12 +399,16 @@ def query(
     runs: Iterable[str] | None = None,
 ) -> tuple[list[str], list[tuple[Any, ...]]]:
     """Run read-only SQL over the store (the parts of the `runs` named, or all); returns
-    column names and rows. Only the views the statement names are made."""
+    column names and rows. Only the views the statement names are made. A part removed while
+    the statement ran (by a compaction, which published its replacement first) has it run
+    again over the parts the store shows then."""
     check_read_only(sql)
-    con = connect(store, include_unlanded=include_unlanded, runs=runs, tables=tables_named(sql))
-    try:
+
+    def rows(con: duckdb.DuckDBPyConnection) -> tuple[list[str], list[tuple[Any, ...]]]:
         result = con.execute(sql)
         columns = [d[0] for d in result.description] if result.description else []
         return columns, result.fetchall()
-    finally:
-        con.close()
+
+    return read_views(
+        store, rows, include_unlanded=include_unlanded, runs=runs, tables=tables_named(sql)
+    )

@@ -5,6 +5,7 @@ also from our own parse of the raw answers, with the rows where the two parsers 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,11 +13,12 @@ from typing import Any
 
 from PIL import Image, UnidentifiedImageError
 
+from roadeval.benchmarks.error_rows import ERROR_ROWS, ErrorRows
 from roadeval.benchmarks.errors import ItemError, ItemProblem, SuiteSourceError
 from roadeval.benchmarks.loading import read_jsonl
 from roadeval.benchmarks.roadbench.answers import read_reply
-from roadeval.benchmarks.roadbench.outcomes import Outcome, outcome, release_row
-from roadeval.benchmarks.roadbench.scoring import item_values, summarize_task
+from roadeval.benchmarks.roadbench.outcomes import Outcome, is_missing, outcome, release_row
+from roadeval.benchmarks.roadbench.scoring import ERROR_VALUE, item_values, summarize_task
 from roadeval.benchmarks.roadbench.tasks import (
     LANE_COUNTING_TASKS,
     LANE_DESIGNATION_TASKS,
@@ -119,19 +121,43 @@ def label_ids(labels: Path) -> set[str]:
     }
 
 
+# Why a row was counted as an error (`release_error`), as `score-predictions` says it.
+NO_IMAGE = "image missing (the release cannot open it and drops the row)"
+NO_ANSWER = "no answer read (the row's error is set, or llm_value is missing)"
+REFUSED = "an answer the release refuses (e.g. a negative count, an unknown road type)"
+ANOMALY = "an answer the release would crash on or drop"
+
+
+def error_reason(read: tuple[Any, bool], result: Outcome, image_missing: bool) -> str:
+    """Why a row whose (llm_value, error) reads `read` was counted as an error."""
+    value, error = read
+    if image_missing:
+        return NO_IMAGE
+    if error or is_missing(value):
+        return NO_ANSWER
+    return ANOMALY if result.anomaly is not None else REFUSED
+
+
 def score_outcomes(
     task: str,
     path: Path,
     rows: Sequence[PredictionRow],
-    results: Sequence[Outcome],
+    read: Sequence[tuple[Any, bool]],
     sizes: dict[str, tuple[int, int] | None],
 ) -> dict[str, Any]:
-    """Official metrics and counts for one reading of the rows."""
+    """Official metrics and counts for one reading of the rows: each row's (llm_value, error)
+    in `read`; the rows counted as errors with why (`ERROR_ROWS`)."""
+    results = [
+        outcome(task, value, error, row.truth)
+        for row, (value, error) in zip(rows, read, strict=True)
+    ]
     per_item: list[dict[str, float]] = []
     abnormal: list[str] = []
-    for row, result in zip(rows, results, strict=True):
+    why: Counter[str] = Counter()
+    for row, result, given in zip(rows, results, read, strict=True):
         size = sizes.get(row.item_id)
-        if task == ROADNET_TASK and size is None:
+        image_missing = task == ROADNET_TASK and size is None
+        if image_missing:
             # The release cannot open the image and drops the row: we score the bad answer,
             # whose values do not depend on the image size.
             result = Outcome(outcome(task, None, True, row.truth).value, True, "no image")
@@ -145,10 +171,13 @@ def score_outcomes(
         per_item.append(values)
         if anomaly is not None:
             abnormal.append(row.item_id)
+        if values[ERROR_VALUE]:
+            why[error_reason(given, result, image_missing)] += 1
     metrics = summarize_task(task, [row.truth for row in rows], results, per_item)
     return {
         "metrics": metrics,
-        "errors": int(sum(values["release_error"] for values in per_item)),
+        "errors": int(sum(values[ERROR_VALUE] for values in per_item)),
+        ERROR_ROWS: ErrorRows.counted(len(rows), why).as_dict(),
         "abnormal": len(abnormal),
         "abnormal_ids": abnormal[:MAX_LISTED_IDS],
     }
@@ -168,7 +197,7 @@ def score_prediction_file(request: RoadBenchPredictions) -> dict[str, Any]:
         folder = Path(request.images) if request.images is not None else labels.parent
         sizes = {row.item_id: read_size(folder / f"{row.item_id}.png") for row in rows}
     known = label_ids(labels)
-    released = [outcome(task, row.llm_value, row.error, row.truth) for row in rows]
+    released = [(row.llm_value, row.error) for row in rows]
     report: dict[str, Any] = {
         "suite": SUITE_NAME,
         "task": task,
@@ -185,12 +214,8 @@ def score_prediction_file(request: RoadBenchPredictions) -> dict[str, Any]:
             for row, (value, error) in zip(rows, ours, strict=True)
             if value != row.llm_value or error != row.error
         ]
-        results = [
-            outcome(task, value, error, row.truth)
-            for row, (value, error) in zip(rows, ours, strict=True)
-        ]
         report["reparse"] = {
-            **score_outcomes(task, predictions, rows, results, sizes),
+            **score_outcomes(task, predictions, rows, ours, sizes),
             "disagreements": len(disagreeing),
             "disagreeing_ids": disagreeing[:MAX_LISTED_IDS],
         }

@@ -15,6 +15,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
+from roadeval.benchmarks.error_rows import ERROR_ROWS, ErrorRows
 from roadeval.benchmarks.loading import READ_LIMITS, parse_json
 from roadeval.benchmarks.stride.judge import candidate_answer, parse_judge_score
 from roadeval.benchmarks.stride.mcq import extract_answer_key, is_correct
@@ -26,6 +27,20 @@ from roadeval.benchmarks.stride.waypoints import origin, parse_points
 # The id fields that name a prediction row in messages.
 ROW_IDS = ("id", "scene_id", "group_id", "object_id", "question_id")
 LISTED_AT_MOST = 50
+# Why a question was scored by the bad-answer rule, or left out of its means (`ERROR_ROWS`).
+NO_PREDICTION = "no prediction for the question"
+NO_LETTER = "no choice read from the answer"
+NO_POINTS = "no trajectory read from the answer (scored as the origin)"
+NO_TRUTH = "a ground-truth trajectory the release cannot read (left out of the means)"
+NO_VERDICT = "a judge reply with no score read"
+NO_CANDIDATE = "no answer left once the reasoning is removed (the judge is not asked)"
+NOT_JUDGED = "an answer the file carries no judge score for (left out of the judge mean)"
+# Each judge verdict that is not a score: its count's name, and why it is an error row.
+_UNJUDGED = {
+    "none": ("unanswered", NO_CANDIDATE),
+    "unread": ("unscored", NO_VERDICT),
+    "absent": ("not_judged", NOT_JUDGED),
+}
 
 
 def read_predictions(path: Path) -> list[dict[str, Any]]:
@@ -117,9 +132,12 @@ def score_prediction_file(
     judge: dict[str, list[float]] = defaultdict(list)
     judge_counts: Counter[str] = Counter()
     missing = 0
+    why: Counter[str] = Counter()
     for question, prediction in zip(questions, found, strict=True):
         text = response_of(prediction)
         missing += text is None
+        # One reason per question: a missing prediction first, unless the truth is unreadable.
+        reason = NO_PREDICTION if text is None else None
         if question.kind is Kind.MCQ:
             letter, _ = extract_answer_key(text or "", question.choices)
             mcq[question.template].append(
@@ -128,14 +146,17 @@ def score_prediction_file(
             baselines.append(1.0 / max(len(question.choices), 1))
             mcq_counts["unparsed"] += letter is None
             mcq_counts["missing"] += text is None
+            reason = reason or (NO_LETTER if letter is None else None)
         elif question.kind is Kind.TRAJECTORY:
             gt = question.reference
             if not isinstance(gt, list):
                 gt_unreadable.append(question.item_id)
+                why[NO_TRUTH] += 1
                 continue
             points = parse_points(text, expected_points(question.template)) if text else None
             traj_counts["parsed" if points is not None else "parse_failures"] += 1
             traj_counts["missing"] += text is None
+            reason = reason or (NO_POINTS if points is None else None)
             traj_pred[question.template].append(points if points is not None else origin(len(gt)))
             traj_gt[question.template].append(gt)
         elif question.kind is Kind.JUDGED:
@@ -144,15 +165,18 @@ def score_prediction_file(
                 judge[question.template].append(verdict)
                 judge_counts["scored"] += 1
             else:
-                judge_counts[
-                    {"none": "unanswered", "unread": "unscored"}.get(verdict, "not_judged")
-                ] += 1
+                counted, why_not = _UNJUDGED[verdict]
+                judge_counts[counted] += 1
+                reason = reason or why_not
+        if reason is not None:
+            why[reason] += 1
     return {
         "suite": SUITE_NAME,
         "split": questions_file.split.value,
         "labels": str(labels),
         "predictions": str(predictions),
         "template_filter": task,
+        ERROR_ROWS: ErrorRows.counted(len(questions), why).as_dict(),
         "counts": {
             "questions": len(questions),
             "answered": len(questions) - missing,

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from roadeval.benchmarks.error_rows import ERROR_ROWS, ErrorRows
 from roadeval.benchmarks.errors import ItemError
 from roadeval.benchmarks.loading import read_jsonl
 from roadeval.benchmarks.suite import ParsedAnswer, ParseStatus
@@ -27,6 +28,9 @@ from roadeval.benchmarks.tbbench.summary import accuracy_percent, unweighted_mea
 from roadeval.benchmarks.tbbench.tasks import SUITE_NAME, TASKS, task_spec
 
 LABEL_COLUMNS = ("id", "task", "problem", "solution")
+# Why a label row was scored wrong by the bad-answer rule (`ERROR_ROWS`).
+NO_PREDICTION = "no prediction for the id"
+NOT_READ = "a prediction the release's rules could not read"
 MISSING = ParsedAnswer(
     ParseStatus.UNPARSED, None, "prediction:missing", "no prediction for this id"
 )
@@ -88,13 +92,16 @@ def score_prediction_file(
     per_task: dict[str, list[float]] = {}
     statuses: dict[str, Counter[str]] = {}
     missing: Counter[str] = Counter()
+    why: Counter[str] = Counter()
     for row in selected:
         text = answers.get(row.item_id)
         if row.item_id not in answers:
             missing[row.task] += 1
             parsed = MISSING
+            why[NO_PREDICTION] += 1
         else:
             parsed = read_answer(row.task, row.solution, text or "")
+            why[NOT_READ] += parsed.status is ParseStatus.UNPARSED
         per_task.setdefault(row.task, []).append(float(grade(row.task, row.solution, parsed)))
         statuses.setdefault(row.task, Counter())[parsed.status.value] += 1
     tasks: dict[str, dict[str, Any]] = {
@@ -116,6 +123,7 @@ def score_prediction_file(
         "task_filter": wanted,
         "tasks": tasks,
         "mean_accuracy": unweighted_mean(t["accuracy"] for t in tasks.values()) if tasks else None,
+        ERROR_ROWS: ErrorRows.counted(len(selected), why).as_dict(),
         "counts": {
             "label_rows": len(selected),
             "rows_scored": len(selected) - sum(missing.values()),

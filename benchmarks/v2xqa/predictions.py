@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from roadeval.benchmarks.error_rows import ERROR_ROWS, ErrorRows
 from roadeval.benchmarks.errors import ItemError
 from roadeval.benchmarks.loading import read_jsonl
 from roadeval.benchmarks.v2xqa.answers import NO_LETTER_RULE, read_letter
@@ -27,6 +28,9 @@ from roadeval.benchmarks.v2xqa.summary import NO_CONFIDENCE, Outcome, group_metr
 from roadeval.benchmarks.v2xqa.tasks import LETTERS, SUITE_NAME, TASK_BY_ID, TASKS, VIEWS, item_id
 
 MISSING_RULE = "prediction:missing"
+# Why a question was scored wrong without a letter read (`ERROR_ROWS`).
+NO_PREDICTION = "no prediction for the question"
+NO_LETTER = "no letter read from the prediction"
 
 
 @dataclass(frozen=True)
@@ -128,9 +132,14 @@ def score_prediction_file(labels: Path, predictions: Path, task: str | None) -> 
             f"{predictions}: no prediction matches a question{scope} in {labels} "
             f"({len(answers)} prediction rows, {len(selected)} questions)"
         )
+    why: Counter[str] = Counter()
+    for counted in rules.values():
+        why[NO_PREDICTION] += counted[MISSING_RULE]
+        why[NO_LETTER] += counted[NO_LETTER_RULE]
     return {
         "suite": SUITE_NAME,
         "task_filter": task,
+        ERROR_ROWS: ErrorRows.counted(len(selected), why).as_dict(),
         "units": "fractions (0-1); the release prints accuracy in percent",
         "tasks": {
             spec.task_id: {

@@ -8,7 +8,9 @@ from collections.abc import Iterable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 
-from roadeval.storage.records import TABLES, MetricPairRow, MetricRow
+import duckdb
+
+from roadeval.storage.records import MetricPairRow, MetricRow
 from roadeval.storage.store import Store
 from roadeval.tasks.report.change_reads import Changes, changes
 from roadeval.tasks.report.run_reads import (
@@ -115,57 +117,55 @@ def resolve_run(store: Store, run_id: str | None) -> str:
 
 def read_report(store: Store, run_id: str, timings: Timings | None = None) -> ReportData:
     """The run's data, or a ReportError when it is not in the store or asked nothing (a run
-    whose every item failed has a report: its health and costs say why)."""
-    from roadeval.storage.catalog import connect
+    whose every item failed has a report: its health and costs say why). Read whole again when
+    a compaction removes a part under it (`catalog.read_views`)."""
+    from roadeval.storage.catalog import read_views
 
     timings = timings or Timings()
-    with timings.measure("connect"):
-        con = connect(store, runs=[run_id])
-    try:
-        with timings.measure("run"):
-            run = run_record(con, run_id)
-        with timings.measure("load suites"):
-            tables = len(TABLES)
-            named = [s.name for s in run.manifest.suites] if run.manifest is not None else []
-            unloaded = load_suites(named)
-        if len(TABLES) != tables:
-            # A suite's own tables were registered just now: the views are made at connect.
-            con.close()
-            with timings.measure("connect"):
-                con = connect(store, runs=[run_id])
-    except BaseException:
-        con.close()
-        raise
-    with closing(con):
-        with timings.measure("item health"):
-            health = item_health(con, run_id)
-        # A run whose every item failed has no scores, and its report says why.
-        require_outcomes(con, run, "report", health)
-        with timings.measure("scored"):
-            score_rows = scored_count(con, run_id)
-        with timings.measure("metrics"):
-            found_metrics = metrics(con, run_id)
-        with timings.measure("metric_pairs"):
-            pairs = metric_pairs(con, run_id)
-        with timings.measure("costs"):
-            cost_rows = costs(con, run_id)
-        suites = {m.suite for m in found_metrics}
-        bins: dict[str, list[ReliabilityBin]] = {}
-        for suite, metric in RELIABILITY.items():
-            if suite in suites:
-                with timings.measure(f"reliability {suite}"):
-                    bins[suite] = reliability(con, run_id, suite, metric)
-        histograms: list[Histogram] = []
-        for suite, names in HISTOGRAMS.items():
-            for metric in names if suite in suites else ():
-                with timings.measure(f"histogram {suite} {metric}"):
-                    found = histogram(con, run_id, suite, metric, whole=WHOLE.get((suite, metric)))
-                if found is not None:
-                    histograms.append(found)
-        with timings.measure("pareto"):
-            bars = pareto(con, run_id, PARETO_TOP)
-        with timings.measure("changes"):
-            moved = changes(con, run_id, run.baseline_run_id)
+    with timings.measure("run"):
+        run = read_views(
+            store, lambda con: run_record(con, run_id), runs=[run_id], tables=["run_events"]
+        )
+    with timings.measure("load suites"):
+        # Before the views are made: a suite's own tables are registered as it loads.
+        named = [s.name for s in run.manifest.suites] if run.manifest is not None else []
+        unloaded = load_suites(named)
+    return read_views(store, lambda con: _report_data(con, run, unloaded, timings), runs=[run_id])
+
+
+def _report_data(
+    con: duckdb.DuckDBPyConnection, run: RunRecord, unloaded: dict[str, str], timings: Timings
+) -> ReportData:
+    run_id = run.run_id
+    with timings.measure("item health"):
+        health = item_health(con, run_id)
+    # A run whose every item failed has no scores, and its report says why.
+    require_outcomes(con, run, "report", health)
+    with timings.measure("scored"):
+        score_rows = scored_count(con, run_id)
+    with timings.measure("metrics"):
+        found_metrics = metrics(con, run_id)
+    with timings.measure("metric_pairs"):
+        pairs = metric_pairs(con, run_id)
+    with timings.measure("costs"):
+        cost_rows = costs(con, run_id)
+    suites = {m.suite for m in found_metrics}
+    bins: dict[str, list[ReliabilityBin]] = {}
+    for suite, metric in RELIABILITY.items():
+        if suite in suites:
+            with timings.measure(f"reliability {suite}"):
+                bins[suite] = reliability(con, run_id, suite, metric)
+    histograms: list[Histogram] = []
+    for suite, names in HISTOGRAMS.items():
+        for metric in names if suite in suites else ():
+            with timings.measure(f"histogram {suite} {metric}"):
+                found = histogram(con, run_id, suite, metric, whole=WHOLE.get((suite, metric)))
+            if found is not None:
+                histograms.append(found)
+    with timings.measure("pareto"):
+        bars = pareto(con, run_id, PARETO_TOP)
+    with timings.measure("changes"):
+        moved = changes(con, run_id, run.baseline_run_id)
     return ReportData(
         run,
         found_metrics,
@@ -194,10 +194,13 @@ class RunSummaryData:
 
 def read_summary(store: Store, run_id: str) -> RunSummaryData:
     """The run's summary data, or a ReportError when it is not in the store or asked nothing."""
-    from roadeval.storage.catalog import connect
+    from roadeval.storage.catalog import read_views
 
-    with closing(connect(store, runs=[run_id])) as con:
+    def summary(con: duckdb.DuckDBPyConnection) -> RunSummaryData:
         run = run_record(con, run_id)
         health = item_health(con, run_id)
         require_outcomes(con, run, "show", health)
         return RunSummaryData(run, metrics(con, run_id), metric_pairs(con, run_id), health)
+
+    # Read whole again when a compaction removes a part under it (`catalog.read_views`).
+    return read_views(store, summary, runs=[run_id])

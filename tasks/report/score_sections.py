@@ -27,7 +27,8 @@ from roadeval.tasks.results.leaderboard import (
     ranking_column,
 )
 from roadeval.tasks.results.leaderboard import Cell as Value
-from roadeval.tasks.results.manifest import IntervalsRecord
+from roadeval.tasks.results.left_out import LEFT_OUT_TITLE, left_out
+from roadeval.tasks.results.manifest import IntervalsRecord, RunManifest
 from roadeval.tasks.shard.counts import COUNT_HEADINGS
 
 _HEALTH = tuple(
@@ -215,3 +216,18 @@ def blind_blocks(tables: Sequence[BlindTable], rules: SuiteRules) -> list[Block]
             )
         blocks.append(Table(f"{table.suite}: with vision and blind", headers, tuple(rows), "blind"))
     return blocks
+
+
+def left_out_blocks(manifest: RunManifest | None) -> list[Block]:
+    """Per suite, the rows its load skipped and the items a baseline was not asked, with the
+    first reasons: above the leaderboards, whose numbers are over what is left."""
+    found = left_out(manifest) if manifest is not None else []
+    if not found:
+        return []
+    headers = tuple(Header(h) for h in ("suite", "whose", "left out", "why (the first reasons)"))
+    rows = tuple(
+        (plain(suite.suite), plain(whose), plain(what), plain(why))
+        for suite in found
+        for whose, what, why in suite.lines()
+    )
+    return [Table(LEFT_OUT_TITLE, headers, rows, "left-out")]

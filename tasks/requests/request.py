@@ -5,8 +5,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from roadeval.benchmarks.item import Item
@@ -149,6 +150,24 @@ def request_key(
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def sample_keys(request: ModelRequest, samples: Iterable[int]) -> Iterator[str]:
+    """The request key of `request` asked as each of `samples` (`request_key` with only the
+    sample changed): the text before the sample, the prompt included, is hashed once, so a
+    hundred samples of a long prompt cost one pass over it, not a hundred."""
+    endpoint = normalize_api_base(request.api_base)
+    params = _params_json(request.params)
+    head, _ = _key_frame(request.model, endpoint, request.attempt, 1, params)
+    encoded = request.messages_json
+    if encoded is None:
+        encoded = messages_key_json(request.messages)
+    before = hashlib.sha256((head + encoded).encode())
+    for sample in samples:
+        _, tail = _key_frame(request.model, endpoint, request.attempt, sample, params)
+        key = before.copy()
+        key.update(tail.encode())
+        yield key.hexdigest()
+
+
 class ErrorKind:
     """Why a request produced no answer. An error is never scored as a wrong answer."""
 
@@ -197,6 +216,11 @@ class ModelCall:
     origin_run_id: str | None = None
     # "answer" for the model under test, "judge" for a model scoring answers.
     role: str = "answer"
+    # When the answer was bought (None: an error, or an answer kept before answers had a time):
+    # what decides whether a later run may still reuse it (`freshness`).
+    answered_at: datetime | None = None
+    # Asked (again) because the answer the store held was older than the model's `reuse_for`.
+    replaced_stale: bool = False
 
     @property
     def ok(self) -> bool:
@@ -233,6 +257,7 @@ class ModelCall:
             "attempt": self.attempt,
             "api_base": self.api_base,
             "origin_run_id": self.origin_run_id,
+            "answered_at": self.answered_at.isoformat() if self.answered_at else None,
             "output": self.output.to_json(),
         }
         return json.dumps(body, ensure_ascii=False).encode()
@@ -247,6 +272,7 @@ class ModelCall:
                 raise CorruptCacheEntry("not a JSON object")
             # Entries written before outputs were records kept the output's fields flat.
             output = ModelOutput.from_json(body.get("output", body))
+            answered_at = body.get("answered_at")
             call = cls(
                 request_key=body["request_key"],
                 model=body["model"],
@@ -256,6 +282,7 @@ class ModelCall:
                 origin_run_id=body.get("origin_run_id"),
                 cached=True,
                 try_number=0,
+                answered_at=_utc(answered_at) if answered_at is not None else None,
             )
         except (UnicodeDecodeError, json.JSONDecodeError, TypeError, KeyError, ValueError) as exc:
             raise CorruptCacheEntry(f"unreadable: {exc}") from None
@@ -264,3 +291,16 @@ class ModelCall:
         if not isinstance(output.text, str) or not output.text:
             raise CorruptCacheEntry("holds no answer text")
         return call
+
+
+def _utc(text: object) -> datetime:
+    """An entry's `answered_at` (ISO 8601 with its zone); ValueError when it is not one."""
+    try:
+        moment = datetime.fromisoformat(text) if isinstance(text, str) else None
+    except ValueError:
+        moment = None
+    if moment is None:
+        raise ValueError(f"answered_at is not a time: {text!r}")
+    if moment.tzinfo is None:
+        raise ValueError(f"answered_at has no time zone: {text!r}")
+    return moment

@@ -32,6 +32,7 @@ from rich.table import Table
 from roadeval.benchmarks.generation import effective_params
 from roadeval.benchmarks.judging import JudgeRequest
 from roadeval.benchmarks.messages import image_refs
+from roadeval.benchmarks.suite import Suite
 from roadeval.storage.landing import Part, land
 from roadeval.storage.records import EstimateRow
 from roadeval.storage.store import Store
@@ -40,10 +41,9 @@ from roadeval.tasks.calls.admission import UnboundedCost
 from roadeval.tasks.requests.image_tokens import image_rule_label
 from roadeval.tasks.requests.model_spec import CallMode, ModelSpec
 from roadeval.tasks.requests.pricing import WorstCase, max_output_tokens, prices_for
-from roadeval.tasks.requests.request import ModelCall
 from roadeval.tasks.requests.tokens import input_tokens
 from roadeval.tasks.results.manifest import shown_as
-from roadeval.tasks.shard.plan import PlannedItem, ShardPlan
+from roadeval.tasks.shard.plan import PlannedItem, ShardPlan, stored_answers
 
 ANSWER = "answer"
 JUDGE = "judge"
@@ -124,6 +124,7 @@ class _Tally:
     requests: int = 0
     requests_worst: int = 0
     answered: int = 0
+    stale: int = 0
     tokens_in: int = 0
     tokens_in_worst: int = 0
     tokens_out: int | None = 0
@@ -131,25 +132,28 @@ class _Tally:
     expected: float | None = 0.0
     worst: float | None = 0.0
 
-    def add(self, case: _Case, *, expected: bool) -> None:
-        """Count one request still to send: its input tokens always, its output and cost
-        unbounded (None) from the first request whose are."""
-        self.requests_worst += 1
-        self.requests += int(expected)
-        self.tokens_in_worst += case.tokens_in
-        self.tokens_out_worst = _plus(self.tokens_out_worst, case.tokens_out)
-        self.worst = _plus(self.worst, case.usd)
+    def add(self, case: _Case, *, expected: bool, times: int = 1) -> None:
+        """Count a request still to send, `times` over (the samples of a prompt that are
+        still to ask): its input tokens always, its output and cost unbounded (None) from the
+        first request whose are."""
+        if times <= 0:
+            return
+        self.requests_worst += times
+        self.requests += times * expected
+        self.tokens_in_worst += case.tokens_in * times
+        self.tokens_out_worst = _plus(self.tokens_out_worst, case.tokens_out, times)
+        self.worst = _plus(self.worst, case.usd, times)
         if expected:
-            self.tokens_in += case.tokens_in
-            self.tokens_out = _plus(self.tokens_out, case.tokens_out)
-            self.expected = _plus(self.expected, case.usd)
+            self.tokens_in += case.tokens_in * times
+            self.tokens_out = _plus(self.tokens_out, case.tokens_out, times)
+            self.expected = _plus(self.expected, case.usd, times)
 
 
 N = TypeVar("N", int, float)
 
 
-def _plus(total: N | None, value: N | None) -> N | None:
-    return None if total is None or value is None else total + value
+def _plus(total: N | None, value: N | None, times: int = 1) -> N | None:
+    return None if total is None or value is None else total + value * times
 
 
 def _judge_case(
@@ -176,46 +180,80 @@ def estimate_plans(
 ) -> list[EstimateRow]:
     """The estimate rows of a run's plan: one per suite x model x role x variant (a blind
     ablation's requests in rows of their own), sorted."""
-    tallies: dict[_Key, _Tally] = {}
-    specs: dict[_Key, ModelSpec] = {}
-    # A prompt is counted once per model, not once per sample and attempt: a panel's `samples`
-    # multiply its requests, not the tokenizer's passes (the plans hold every prompt alive).
-    counted: _Counted = {}
-    judged_cases: dict[tuple[int, str, str], _Case | None] = {}
+    estimate = Estimate(judge_spec)
     for plan in plans:
+        estimate.add(plan)
+    return estimate.rows(run_id, now)
+
+
+class Estimate:
+    """An estimate summed plan by plan, so that a dry run need not hold its whole plan: each
+    shard's is added, then dropped (`rows` gives the estimate of what was added)."""
+
+    def __init__(self, judge_spec: ModelSpec | None) -> None:
+        self.judge_spec = judge_spec
+        self.tallies: dict[_Key, _Tally] = {}
+        self.specs: dict[_Key, ModelSpec] = {}
+        # A prompt is counted once per model, not once per sample and attempt: a panel's
+        # `samples` multiply its requests, not the tokenizer's passes (every prompt is kept
+        # alive by the suite's memo, `tasks.shard.plan.shared_prompt`, so ids are not reused).
+        self.counted: _Counted = {}
+        # The judge call about one prompt's answer is the same for every sample of it.
+        self.judged_cases: dict[tuple[int, str, str], _Case | None] = {}
+
+    def add(self, plan: ShardPlan) -> None:
+        """Count one shard's plan: each attempt of each item once per sample not yet answered
+        (a dry run's item counts its samples: `PlannedItem.samples`)."""
         suite, spec, variant = plan.shard.suite, plan.shard.client.spec, plan.shard.variant
         key = (suite.name, spec.label, ANSWER, variant)
-        tally = tallies.setdefault(key, _Tally())
-        specs[key] = spec
-        judge_key = (
-            (suite.name, judge_spec.label, JUDGE, variant) if judge_spec is not None else None
-        )
+        tally = self.tallies.setdefault(key, _Tally())
+        self.specs[key] = spec
+        judge_spec = self.judge_spec
+        judged = judge_spec is not None and suite.uses_judge
         for planned in plan.items:
-            tally.answered += int(planned.answered(0))
+            samples = planned.sample_count
+            answered = planned.answered_samples(0)
+            tally.answered += answered
+            # Asked again, and so counted in `requests` too.
+            tally.stale += planned.stale_samples(0)
             for index in range(len(planned.requests)):
-                if not planned.answered(index):
-                    case = _answer_case(spec, planned, index, counted)
-                    tally.add(case, expected=index == 0)
-            if judge_key is None or judge_spec is None or not suite.uses_judge:
+                left = samples - planned.answered_samples(index)
+                if left:
+                    case = _answer_case(spec, planned, index, self.counted)
+                    tally.add(case, expected=index == 0, times=left)
+            if not judged or judge_spec is None:
                 continue
-            prompt = planned.requests[0].messages
-            # The judge call about one prompt's answer is the same for every sample of it.
-            seen = (id(prompt), spec.label, suite.name)
-            judge_case = judged_cases.get(seen)
-            if seen not in judged_cases:
-                judged = suite.judge_preview(planned.item, image_refs(prompt))
-                judge_case = judged_cases[seen] = (
-                    None if judged is None else _judge_case(judge_spec, spec, planned, judged)
-                )
+            judge_case = self._judge_case(suite, judge_spec, spec, planned)
             if judge_case is None:
                 continue
-            judge_tally = tallies.setdefault(judge_key, _Tally())
-            specs[judge_key] = judge_spec
+            judge_key = (suite.name, judge_spec.label, JUDGE, variant)
+            judge_tally = self.tallies.setdefault(judge_key, _Tally())
+            self.specs[judge_key] = judge_spec
             # An answer already stored may have its verdict stored too: worst case only.
-            answered = planned.answered(0)
-            judge_tally.answered += int(answered)
-            judge_tally.add(judge_case, expected=not answered)
-    return [_row(run_id, key, tallies[key], specs[key], now) for key in sorted(tallies)]
+            judge_tally.answered += answered
+            judge_tally.add(judge_case, expected=False, times=answered)
+            judge_tally.add(judge_case, expected=True, times=samples - answered)
+
+    def _judge_case(
+        self, suite: Suite, judge_spec: ModelSpec, spec: ModelSpec, planned: PlannedItem
+    ) -> _Case | None:
+        """The judge call about the item's answer (None: the suite judges no answer of it)."""
+        prompt = planned.requests[0].messages
+        seen = (id(prompt), spec.label, suite.name)
+        if seen not in self.judged_cases:
+            judged = suite.judge_preview(planned.item, image_refs(prompt))
+            self.judged_cases[seen] = (
+                None if judged is None else _judge_case(judge_spec, spec, planned, judged)
+            )
+        return self.judged_cases[seen]
+
+    def rows(self, run_id: str, now: datetime) -> list[EstimateRow]:
+        """The estimate of every plan added so far, a row per suite x model x role x
+        variant, sorted."""
+        return [
+            _row(run_id, key, self.tallies[key], self.specs[key], now)
+            for key in sorted(self.tallies)
+        ]
 
 
 def _row(run_id: str, key: _Key, tally: _Tally, spec: ModelSpec, now: datetime) -> EstimateRow:
@@ -230,6 +268,7 @@ def _row(run_id: str, key: _Key, tally: _Tally, spec: ModelSpec, now: datetime) 
         requests=tally.requests,
         requests_worst=tally.requests_worst,
         answered=tally.answered,
+        stale=tally.stale,
         tokens_in=tally.tokens_in,
         tokens_in_worst=tally.tokens_in_worst,
         tokens_out_max=tally.tokens_out,
@@ -269,11 +308,14 @@ def _tokens(value: int | None) -> str:
 
 def estimate_table(rows: Sequence[EstimateRow]) -> Table:
     """The estimate per model and suite, with a total row: an unpriced model shows "unpriced"
-    and the totals say that they leave it out."""
+    and the totals say that they leave it out; a `stale` column when some stored answers are
+    too old to reuse (they are counted in `requests`)."""
+    stale = any(row.stale for row in rows)
     table = Table(title="dry run: estimated cost", title_justify="left")
     for name in ("suite", "model", "role"):
         table.add_column(name)
-    for name in ("requests", "answered", "tokens in", "tokens out (max)", "expected", "worst"):
+    counted = ("requests", "answered", *(("stale",) if stale else ()))
+    for name in (*counted, "tokens in", "tokens out (max)", "expected", "worst"):
         table.add_column(name, justify="right")
     table.add_column("retry bound", justify="right")
     table.add_column("prices")
@@ -285,6 +327,7 @@ def estimate_table(rows: Sequence[EstimateRow]) -> Table:
             row.role,
             f"{row.requests:,} / {row.requests_worst:,}",
             f"{row.answered:,}",
+            *((f"{row.stale or 0:,}",) if stale else ()),
             f"{row.tokens_in:,} / {row.tokens_in_worst:,}",
             f"{_tokens(row.tokens_out_max)} / {_tokens(row.tokens_out_worst)}",
             _usd(row.expected_usd, row),
@@ -306,16 +349,23 @@ def estimate_table(rows: Sequence[EstimateRow]) -> Table:
         "",
         f"{sum(r.requests for r in rows):,} / {sum(r.requests_worst for r in rows):,}",
         f"{sum(r.answered for r in rows):,}",
+        *((f"{sum(r.stale or 0 for r in rows):,}",) if stale else ()),
         "",
         "",
         *(_usd(totals[name]) for name in ("expected_usd", "worst_usd", "retry_bound_usd")),
         "",
         "",
     )
-    table.caption = (
+    caption = (
         "requests, tokens: expected / worst case (re-asks and every judge call). "
         "retry bound: worst x (num_retries + 1), if every retry were billed."
     )
+    if stale:
+        caption += (
+            " stale: stored answers older than the model's reuse_for, asked again "
+            "(in requests, not in answered)."
+        )
+    table.caption = caption
     return table
 
 
@@ -340,13 +390,16 @@ def worst_case_left(
 
 
 def _refreshed(plan: ShardPlan, cache: ResponseCache) -> ShardPlan:
-    """The plan with its stored answers looked up again (a re-ask only after its attempt before
-    was found, as the plan stage does)."""
+    """The plan with its stored answers looked up again, as the plan stage looks them up (a
+    re-ask only after its attempt before was found; none older than the model's
+    `reuse_for`)."""
+    since = plan.shard.fresh_since
+    # Read now (`find`, not the run's listing): the answers bought since the plan, by any
+    # process of the run.
+    look = cache.as_of(since).find
     items = []
     for planned in plan.items:
-        found: list[ModelCall | None] = []
-        for request in planned.requests:
-            # Read now: the answers bought since the plan, by any process of the run.
-            found.append(cache.get(request.key) if not found or found[-1] is not None else None)
-        items.append(replace(planned, stored=tuple(found)))
+        keys = [request.key for request in planned.requests]
+        found, stale = stored_answers(keys, look, since)
+        items.append(replace(planned, stored=found, stale=stale))
     return replace(plan, items=tuple(items))

@@ -8,23 +8,26 @@ the first call: the `plan` table is what dry runs, budgets and reruns are querie
 
 from __future__ import annotations
 
-import json
 import threading
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
-
-import pyarrow as pa
+from typing import NamedTuple
 
 from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.messages import ImageRef, Message
 from roadeval.benchmarks.suite import Suite
-from roadeval.storage.records import SCHEMAS, ScoreRow
-from roadeval.tasks.cache.responses import ResponseCache
+from roadeval.storage.records import ScoreRow
+from roadeval.tasks.cache.responses import ResponseCache, Stored
 from roadeval.tasks.calls.gateway import ModelClient
-from roadeval.tasks.requests.request import ModelCall, ModelRequest, messages_key_json
+from roadeval.tasks.requests.freshness import is_fresh
+from roadeval.tasks.requests.request import (
+    ModelCall,
+    ModelRequest,
+    messages_key_json,
+    sample_keys,
+)
 from roadeval.tasks.requests.tokens import input_tokens, text_tokens
 from roadeval.tasks.rerun.answers import ShardBaseline, StoredOutcome
 
@@ -47,11 +50,43 @@ class Shard:
     # How its items are shown: '' as released, 'blind' with every image blacked out (planned
     # over the blind renders); every row the shard lands says so (`AboutItem.variant`).
     variant: str = ""
+    # How many samples of each item the shard stands for, from `sample` on: 1 for a shard that
+    # is asked; a dry run's shard plans every sample of its items at once, as counts
+    # (`PlannedItem.samples`), not a shard and a planned item per sample.
+    samples: int = 1
 
     @property
     def name(self) -> str:
         """The shard's landing name, unique in the store."""
         return f"{self.run_id}-{self.index:05d}"
+
+    @property
+    def fresh_since(self) -> datetime | None:
+        """The oldest a stored answer of the shard's model may be to be reused (None: any)."""
+        return self.client.fresh_since
+
+
+@dataclass(frozen=True, slots=True)
+class SampleRun:
+    """Samples of an item, one after another, whose request at one attempt the store answers
+    alike (all answered, or none; and of those not answered, all stale or none): `count` of
+    them from sample `first`, whose request key it is (the others' keys differ only by their
+    sample)."""
+
+    first: int
+    count: int
+    answered: bool
+    request_key: str
+    # Asked again: the store's answer to each is older than the model's `reuse_for`.
+    stale: bool = False
+
+
+def _answered(reused: StoredOutcome | None, stored: Sequence[ModelCall | None], index: int) -> bool:
+    """Whether attempt `index` (from 0) is answered: by a copied outcome's chain (which holds
+    every attempt it made), else by an answer stored for it."""
+    if reused is not None:
+        return index < len(reused.keys)
+    return stored[index] is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,13 +104,41 @@ class PlannedItem:
     prompt_tokens_est: int | None
     reused: StoredOutcome | None = None
     baseline_scores: tuple[ScoreRow, ...] = ()
+    # Per attempt, whether the store's answer was passed over as older than the model's
+    # `reuse_for` (so the request is asked again); empty when none was.
+    stale: tuple[bool, ...] = ()
+    # A dry run's item of several samples (`Shard.samples`): per attempt, every sample's
+    # answer as counts, in runs (the first sample's own is also in `stored` or `reused`).
+    # Empty: the item is one sample, that of `requests`.
+    samples: tuple[tuple[SampleRun, ...], ...] = ()
 
     def answered(self, index: int) -> bool:
         """Whether the request of attempt `index` (from 0) has its answer already: the
-        store's, or a copied outcome's."""
-        if self.reused is not None:
-            return index < len(self.reused.keys)
-        return self.stored[index] is not None
+        store's, or a copied outcome's (of the first sample, for a dry run's item)."""
+        return _answered(self.reused, self.stored, index)
+
+    def was_stale(self, index: int) -> bool:
+        """Whether the request of attempt `index` (from 0) is asked again for being stale (of
+        the first sample, for a dry run's item)."""
+        return index < len(self.stale) and self.stale[index]
+
+    @property
+    def sample_count(self) -> int:
+        """The samples of the item this stands for."""
+        return sum(run.count for run in self.samples[0]) if self.samples else 1
+
+    def answered_samples(self, index: int) -> int:
+        """Of the samples this stands for, how many have attempt `index` answered."""
+        if not self.samples:
+            return int(self.answered(index))
+        return sum(run.count for run in self.samples[index] if run.answered)
+
+    def stale_samples(self, index: int) -> int:
+        """Of the samples this stands for, how many ask attempt `index` again for being
+        stale."""
+        if not self.samples:
+            return int(self.was_stale(index))
+        return sum(run.count for run in self.samples[index] if run.stale)
 
 
 @dataclass(frozen=True)
@@ -165,43 +228,125 @@ def plan_item(
         )
         for attempt in range(1, suite.max_attempts + 1)
     )
+    keys = [request.key for request in requests]
+    found = _found(shard.sample, shard.variant, item, keys, cache, baseline)
+    scores: tuple[ScoreRow, ...] = ()
+    if baseline is not None and found.reused is None:
+        # Kept to say what moved (an outcome copied moves nothing).
+        scores = baseline.answers.scores((item.item_id, shard.sample, shard.variant))
+    planned = PlannedItem(
+        item, requests, found.stored, len(images), text, found.reused, scores, found.stale
+    )
+    if shard.samples == 1:
+        return planned
+    return replace(planned, samples=_sample_runs(shard, planned, cache, baseline))
+
+
+class _Found(NamedTuple):
+    """What the store holds for one sample of an item: answers stored (and per attempt,
+    whether one was passed over as stale), or an outcome to copy."""
+
+    stored: tuple[ModelCall | None, ...]
+    reused: StoredOutcome | None = None
+    stale: tuple[bool, ...] = ()
+
+    def answered(self, index: int) -> bool:
+        return _answered(self.reused, self.stored, index)
+
+    def was_stale(self, index: int) -> bool:
+        return index < len(self.stale) and self.stale[index]
+
+
+def _found(
+    sample: int,
+    variant: str,
+    item: Item,
+    keys: Sequence[str],
+    cache: ResponseCache,
+    baseline: ShardBaseline | None,
+) -> _Found:
+    """What the store holds for one sample of the item, asked by request `keys` attempt by
+    attempt, as of the cache's `fresh_since`: the baseline's outcome to copy, else the answers
+    stored that may be reused."""
+    since = cache.fresh_since
     if baseline is None:
-        return PlannedItem(item, requests, _stored(requests, cache), len(images), text)
+        stored, stale = stored_answers(keys, cache.lookup_key, since)
+        return _Found(stored, stale=stale)
     answers = baseline.answers
     # An outcome is an item's, of one sample, shown one way: a blind answer never stands in
     # for a released one.
-    whose = (item.item_id, shard.sample, shard.variant)
-    outcome = answers.outcomes.get(whose)
-    keys = [request.key for request in requests]
-    if baseline.copy_scores and outcome is not None and outcome.matches(item.content_hash, keys):
-        return PlannedItem(item, requests, (), len(images), text, reused=outcome)
-    return PlannedItem(
-        item,
-        requests,
-        _stored(requests, cache, answers.stored),
-        len(images),
-        text,
-        baseline_scores=answers.scores(whose),
+    outcome = answers.outcomes.get((item.item_id, sample, variant))
+    if (
+        baseline.copy_scores
+        and outcome is not None
+        and outcome.matches(item.content_hash, keys)
+        and outcome.fresh(since, baseline.verdicts_since)
+    ):
+        return _Found((), reused=outcome)
+    stored, stale = stored_answers(keys, cache.lookup_key, since, answers.stored)
+    return _Found(stored, stale=stale)
+
+
+def _sample_runs(
+    shard: Shard, planned: PlannedItem, cache: ResponseCache, baseline: ShardBaseline | None
+) -> tuple[tuple[SampleRun, ...], ...]:
+    """Every sample of a dry run's item (`Shard.samples`), looked up as its own plan would
+    (fresh or stale by its own key's stored answer), kept as runs per attempt: a hundred
+    samples of a prompt nobody answered yet are one run, not a hundred planned items (only
+    their keys are made: `sample_keys`)."""
+    later = range(shard.sample + 1, shard.sample + shard.samples)
+    keys_by_attempt = [sample_keys(request, later) for request in planned.requests]
+    # Per attempt, the runs ended so far, and the one going on (ended when a sample differs).
+    ended: list[list[SampleRun]] = [[] for _ in planned.requests]
+    going = [
+        SampleRun(shard.sample, 1, planned.answered(index), request.key, planned.was_stale(index))
+        for index, request in enumerate(planned.requests)
+    ]
+    counts = [1] * len(going)
+    for sample, keys in zip(later, zip(*keys_by_attempt, strict=True), strict=True):
+        found = _found(sample, shard.variant, planned.item, keys, cache, baseline)
+        for index, key in enumerate(keys):
+            done, stale = found.answered(index), found.was_stale(index)
+            if (going[index].answered, going[index].stale) == (done, stale):
+                counts[index] += 1
+                continue
+            ended[index].append(replace(going[index], count=counts[index]))
+            going[index], counts[index] = SampleRun(sample, 1, done, key, stale), 1
+    return tuple(
+        (*runs, replace(run, count=count))
+        for runs, run, count in zip(ended, going, counts, strict=True)
     )
 
 
-def _stored(
-    requests: Sequence[ModelRequest],
-    cache: ResponseCache,
+def stored_answers(
+    keys: Sequence[str],
+    look: Callable[[str], Stored],
+    since: datetime | None,
     known: Callable[[str], ModelCall | None] | None = None,
-) -> tuple[ModelCall | None, ...]:
-    """The stored answer to each attempt's request: the baseline's (`known`, read in bulk)
-    or, failing that, the response cache's. A re-ask is looked up only when the attempt
-    before it was found: one is only ever made after the other, so this saves the look-ups (one
-    request each on S3) that would find nothing."""
+) -> tuple[tuple[ModelCall | None, ...], tuple[bool, ...]]:
+    """The stored answer to each attempt's request (by its key) that may be reused (bought
+    `since` then, or whenever if None): the baseline's (`known`, read in bulk) or, failing
+    that, the response cache's (`look`, which passes over older ones); and per attempt,
+    whether a stored answer was passed over for its age. A re-ask is looked up only when the
+    attempt before it was found: one is only ever made after the other, so this saves the
+    look-ups (one request each on S3) that would find nothing."""
     found: list[ModelCall | None] = []
-    for request in requests:
+    stale: list[bool] = []
+    for key in keys:
         if found and found[-1] is None:
             found.append(None)
+            stale.append(False)
             continue
-        answer = known(request.key) if known is not None else None
-        found.append(answer if answer is not None else cache.lookup(request))
-    return tuple(found)
+        answer = known(key) if known is not None else None
+        if answer is not None and is_fresh(answer.answered_at, since):
+            found.append(answer)
+            stale.append(False)
+            continue
+        # The baseline's answer is too old: the cache may hold a later one.
+        stored = look(key)
+        found.append(stored.answer)
+        stale.append(stored.answer is None and (stored.stale is not None or answer is not None))
+    return tuple(found), tuple(stale)
 
 
 def plan_shard(
@@ -211,85 +356,13 @@ def plan_shard(
     baseline: ShardBaseline | None = None,
 ) -> ShardPlan:
     """Plan every item of the shard from its renders, and from the baseline run's answers on
-    a rerun (CPU and store look-ups: run it off the gateway loop)."""
+    a rerun (CPU and store look-ups: run it off the gateway loop); an answer older than the
+    model's `reuse_for` is not reused."""
+    cache = cache.as_of(shard.fresh_since)
     return ShardPlan(
         shard,
         tuple(
             plan_item(shard, item, renders[item.item_id], cache, baseline) for item in shard.items
         ),
         baseline.answers.run_id if baseline is not None else None,
-    )
-
-
-def plan_table(plan: ShardPlan, judge: ModelClient | None, now: datetime) -> pa.Table:
-    """The plan table's rows for a shard, as Arrow columns of `PlanRow`'s schema: one row per
-    request the protocol may make, the re-asks and the judge call marked conditional (a judge
-    request is known only once there is an answer to judge, so it has no key yet). Built by
-    column: a rerun lands a plan row for each of its 50,000 copied items too."""
-    shard, client = plan.shard, plan.shard.client
-    columns: dict[str, list[Any]] = {name: [] for name in SCHEMAS["plan"].names}
-    # Requests of one protocol setting share one params dict (see `ModelClient.request`):
-    # encode each once per shard, not once per request.
-    params_json: dict[int, str] = {}
-
-    def encoded(params: dict[str, Any]) -> str:
-        text = params_json.get(id(params))
-        if text is None:
-            text = params_json[id(params)] = json.dumps(params, sort_keys=True)
-        return text
-
-    judged = judge is not None and shard.suite.uses_judge
-    asked = (client.spec.label, client.spec.model, client.api_base)
-    judging = (judge.spec.label, judge.spec.model, judge.api_base) if judge is not None else None
-    item_of, who = columns["item_id"], columns["model"]
-    for planned in plan.items:
-        item = planned.item
-        requests = planned.requests
-        rows = len(requests) + int(judged)
-        for name, value in (
-            ("suite", item.suite),
-            ("task", item.task),
-            ("content_hash", item.content_hash),
-            ("images", planned.images),
-        ):
-            columns[name].extend([value] * rows)
-        item_of.extend([item.item_id] * rows)
-        for index, request in enumerate(requests):
-            who.append(asked[0])
-            columns["model_string"].append(asked[1])
-            columns["api_base"].append(asked[2])
-            columns["role"].append(request.role)
-            columns["request_key"].append(request.key)
-            columns["attempt"].append(request.attempt)
-            columns["conditional"].append(request.attempt > 1)
-            columns["answered"].append(planned.answered(index))
-            columns["params_json"].append(encoded(request.params))
-            columns["prompt_tokens_est"].append(planned.prompt_tokens_est)
-            columns["max_output_tokens"].append(request.params.get("max_tokens"))
-        if judged:
-            assert judging is not None
-            who.append(judging[0])
-            columns["model_string"].append(judging[1])
-            columns["api_base"].append(judging[2])
-            columns["role"].append("judge")
-            columns["request_key"].append(None)
-            columns["attempt"].append(1)
-            columns["conditional"].append(True)
-            columns["answered"].append(False)
-            columns["params_json"].append("{}")
-            columns["prompt_tokens_est"].append(None)
-            columns["max_output_tokens"].append(None)
-    count = len(item_of)
-    constant: tuple[tuple[str, object], ...] = (
-        ("run_id", shard.run_id),
-        ("sample", shard.sample),
-        ("variant", shard.variant),
-        ("answer_model", client.spec.label),
-        ("created_at", now),
-    )
-    for name, fixed in constant:
-        columns[name] = [fixed] * count
-    schema = SCHEMAS["plan"]
-    return pa.Table.from_arrays(
-        [pa.array(columns[f.name], type=f.type) for f in schema], schema=schema
     )

@@ -111,7 +111,12 @@ def test_a_point_cloud_panel_on_clusters_by_address_is_a_local_runs_twin(
     engines = _manifest(clustered)["engines"]
     assert engines["render"] == {"engine": "dask", "address": dask, "on_cluster": 3}
     # STRIDE's six judged and six trajectory items are the heavy ones.
-    assert engines["scoring"] == {"engine": "ray", "address": ray, "on_cluster": 12}
+    assert engines["scoring"] == {
+        "engine": "ray",
+        "address": ray,
+        "on_cluster": 12,
+        "reason": "a Ray cluster was given (scoring.address, --ray-address)",
+    }
     assert engines["prefect_api_url"] is None  # inline
     assert _manifest(local)["engines"]["render"] == {
         "engine": "local",

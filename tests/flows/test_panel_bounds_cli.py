@@ -14,7 +14,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from roadeval.flows.cli import app
+from roadeval.flows.cli.main import app
 
 from support.cli_process import start_cli
 
@@ -158,6 +158,25 @@ def test_a_billion_samples_is_refused_at_once_naming_file_field_and_why(tmp_path
             "cores",
         ),
         (
+            {"reuse_for": "0s"},
+            {},
+            "(random).reuse_for: 0s (0 is less than 1, the least it may be",
+            "for none, write 'never'",
+        ),
+        (
+            {},
+            {"reuse_for": "4000d"},
+            "reuse_for: 4000d (345,600,000 is more than 315,360,000, the most it may be",
+            "longer is 'forever'",
+        ),
+        (
+            {"reuse_for": "7 days"},
+            {},
+            "(random).reuse_for: '7 days' is not a duration",
+            "a whole number and a unit (s, m, h, d or w: 12h, 7d, 30d), 'forever' or 'never'",
+        ),
+        ({}, {"reuse_for": 7}, "reuse_for: 7 is not a duration", "'forever' or 'never'"),
+        (
             {},
             {"suites": [{"name": "trip", "demo": True, "options": {"max_row_bytes": 2**40}}]},
             "suites[0] (trip).options: max_row_bytes: must be a positive integer up to",
@@ -212,9 +231,9 @@ def test_deploy_holds_its_budget_to_the_same_range_before_asking_the_server(
 
 
 def test_a_dry_run_of_the_largest_values_prints_its_estimate_in_seconds(tmp_path: Path) -> None:
-    """The most samples, the smallest chunks: 43 items x 100 samples = 4,300 requests in 4,300
-    shards, planned, estimated and landed in seconds and in a few hundred MB, as the user's
-    command runs it."""
+    """The most samples, the smallest chunks: 43 items x 100 samples = 4,300 requests in 43
+    shards (each counting its item's samples), planned, estimated and landed in seconds and in
+    a few hundred MB, as the user's command runs it."""
     panel = write_panel(tmp_path / "panel.yaml", {"samples": 100}, chunk_size=1)
     store = tmp_path / "store"
     started = time.monotonic()

@@ -13,7 +13,7 @@ from stride_support import oracle_questions, write
 from typer.testing import CliRunner
 
 import roadeval.benchmarks.stride  # noqa: F401  (registers the suite by import, entry point aside)
-from roadeval.flows.cli import app
+from roadeval.flows.cli.main import app
 
 runner = CliRunner()
 
@@ -36,7 +36,7 @@ def _invoke(labels: Path, predictions: Path) -> Any:
 def _report(labels: Path, predictions: Path) -> dict[str, Any]:
     result = _invoke(labels, predictions)
     assert result.exit_code == 0, result.output
-    report: dict[str, Any] = json.loads(result.output)
+    report: dict[str, Any] = json.loads(result.stdout)
     return report
 
 
@@ -156,6 +156,16 @@ def test_every_figure_of_the_report(tmp_path: Path) -> None:
         "SP-3a": {"mean": 3.0, "n": 1},
     }
     assert [row["question_id"] for row in report["unmatched_predictions"]] == ["nowhere"]
+    assert report["error_rows"] == {
+        "rows": 10,
+        "errors": 4,
+        "why": {
+            "no prediction for the question": 1,
+            "no trajectory read from the answer (scored as the origin)": 1,
+            "a judge reply with no score read": 1,
+            "no answer left once the reasoning is removed (the judge is not asked)": 1,
+        },
+    }
 
 
 def test_a_predictions_file_matching_nothing_fails_cleanly(tmp_path: Path) -> None:
@@ -178,3 +188,31 @@ def test_a_predictions_file_matching_nothing_fails_cleanly(tmp_path: Path) -> No
     assert "Traceback" not in result.output
     result = _invoke(broken, other)  # a labels file that is not JSON
     assert result.exit_code == 2 and "broken.json: not JSON" in " ".join(result.output.split())
+
+
+def test_error_rows_one_reason_per_question_and_most_of_them_fail(tmp_path: Path) -> None:
+    # A truth the release cannot read is the reason even with no prediction (not two reasons);
+    # an answer the file has no judge score for is left out of the judge mean, so counted.
+    questions = [
+        _task("SP-2", "q-sp2", "MCQ", "mcq", "A", choices=FOUR),
+        _task("TRJ-5", "q-trj5", "OEQ", "trajectory_waypoints", "no list here"),
+        _task("SC-4", "q-sc4", "OEQ", "open_oeq_text", "A clear road."),
+    ]
+    predictions = [
+        {"question_id": "q-sp2", "model_response": "A"},
+        {"question_id": "q-sc4", "model_response": "A clear road."},
+    ]
+    labels = write(
+        tmp_path / "q.json", json.dumps({"meta": {"split": "waymo"}, "tasks": questions})
+    )
+    preds = write(tmp_path / "p.json", json.dumps({"tasks": predictions}))
+    result = _invoke(labels, preds)
+    assert result.exit_code == 1, result.output
+    no_truth = "a ground-truth trajectory the release cannot read (left out of the means)"
+    not_judged = "an answer the file carries no judge score for (left out of the judge mean)"
+    assert json.loads(result.stdout)["error_rows"] == {
+        "rows": 3,
+        "errors": 2,
+        "why": {no_truth: 1, not_judged: 1},
+    }
+    assert "rows counted as errors: 2 of 3 (66.7%)" in result.stderr

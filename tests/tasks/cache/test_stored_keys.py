@@ -74,7 +74,7 @@ def test_a_plan_on_s3_reads_only_what_the_listing_says_is_there(s3_endpoint: str
         req.__dict__["_key"] = key(n)  # a request known by its key alone (computed once)
         return req
 
-    found = [plan.lookup(request(n)) for n in range(50)]
+    found = [plan.lookup(request(n)).answer for n in range(50)]
     assert [n for n, f in enumerate(found) if f is not None] == [1]
     # One listing of the journals (their packs), one of the entries, one read of the hit.
     assert calls == ["ListObjectsV2", "ListObjectsV2", "GetObject"]

@@ -16,6 +16,7 @@ from roadeval.tasks.requests.request import (
     ModelRequest,
     messages_key_json,
     request_key,
+    sample_keys,
 )
 
 
@@ -119,6 +120,24 @@ def test_the_key_written_out_member_by_member_is_the_key_json_dumps_made(
             "openai/m", params, messages, attempt, api_base, sample, messages_json=encoded
         )
         assert spliced == old
+
+
+@pytest.mark.parametrize("api_base", [None, "http://127.0.0.1:8000/v1/"])
+@pytest.mark.parametrize("attempt", [1, 3])
+def test_a_requests_keys_across_samples_are_those_of_each_samples_request(
+    api_base: str | None, attempt: int
+) -> None:
+    """`sample_keys` hashes the prompt once for every sample: each key is the one the sample's
+    own request has (the first sample's included, whose key names no sample)."""
+    first = _request(api_base=api_base, attempt=attempt)
+    encoded = _request(
+        api_base=api_base, attempt=attempt, messages_json=messages_key_json(first.messages)
+    )
+    samples = [1, 2, 7, 100]
+    expected = [_request(api_base=api_base, attempt=attempt, sample=s).key for s in samples]
+    assert list(sample_keys(first, samples)) == expected
+    assert list(sample_keys(encoded, samples)) == expected
+    assert len(set(expected)) == len(samples)
 
 
 def test_the_key_is_computed_once_and_travels_with_the_request(
