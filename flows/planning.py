@@ -97,6 +97,7 @@ def plan_shards(
                                 copies=copies,
                                 variant=variant,
                                 samples=each,
+                                counted=counted,
                             )
                         )
     if not shards:

@@ -52,6 +52,9 @@ class Shard:
     # is asked; a dry run's shard plans every sample of its items at once, as counts
     # (`PlannedItem.samples`), not a shard and a planned item per sample.
     samples: int = 1
+    # A dry run's shard, planned and never asked: its look-ups may read one listing of the
+    # store's answers (`ResponseCache(counted=True)`), since nothing is answered meanwhile.
+    counted: bool = False
 
     @property
     def name(self) -> str:
@@ -252,6 +255,12 @@ def _sample_runs(
     """Every sample of a dry run's item (`Shard.samples`), looked up as its own plan would,
     kept as runs per attempt: a hundred samples of a prompt nobody answered yet are one run,
     not a hundred planned items (only their keys are made: `sample_keys`)."""
+    if baseline is None and cache.holds_none():
+        # Nothing is stored: every sample is still to ask, one run per attempt, and no later
+        # sample's key need be made (the time of a dry run then does not grow with samples).
+        return tuple(
+            (SampleRun(shard.sample, shard.samples, False, r.key),) for r in planned.requests
+        )
     later = range(shard.sample + 1, shard.sample + shard.samples)
     keys_by_attempt = [sample_keys(request, later) for request in planned.requests]
     # Per attempt, the runs ended so far, and the one going on (ended when a sample differs).
