@@ -82,8 +82,6 @@ def floors(graph: dict[str, set[str]]) -> dict[str, int]:
 def trace_run(workdir: Path) -> list[tuple[str, str]]:
     """(module, function) of every flows function at its first call, in any thread, while
     `evaluate_panel` runs the smallest demo-like panel inline."""
-    from roadeval.flows import panel as panel_module  # noqa: F401 - the entry point, as of today
-
     entry = _entry_point()
     panel = _small_panel(workdir)
     seen: set[Any] = set()
@@ -122,7 +120,7 @@ def _entry_point() -> Any:
     """`evaluate_panel`, wherever the layout keeps it (the tree before and after issue 39)."""
     import importlib
 
-    for module in ("roadeval.flows.run", "roadeval.flows.panel", "roadeval.flows.evaluate"):
+    for module in ("roadeval.flows.evaluate", "roadeval.flows.run", "roadeval.flows.panel"):
         try:
             found = getattr(importlib.import_module(module), "evaluate_panel", None)
         except ImportError:
@@ -146,7 +144,8 @@ def _small_panel(workdir: Path) -> Any:
     )
     path = workdir / "panel.yaml"
     path.write_text(text)
-    for module in ("roadeval.flows.panel_file", "roadeval.flows.panel"):
+    # The panel file's module: before issue 39, and after.
+    for module in ("roadeval.flows.panel_file", "roadeval.flows.panel.file"):
         import importlib
 
         try:

@@ -337,7 +337,7 @@ def base_env(setup: Setup) -> dict[str, str]:
 def roadeval_command(python: str) -> list[str]:
     """The `roadeval` console script beside `python` (that venv's install), as a user runs it."""
     script = Path(python).parent / "roadeval"
-    return [str(script)] if script.is_file() else [python, "-m", "roadeval.flows.cli"]
+    return [str(script)] if script.is_file() else [python, "-m", "roadeval.flows.cli.main"]
 
 
 def contenders_for(

@@ -141,7 +141,7 @@ def run_command(
 
 def run_traced(panel: Path, store: Path, top: int) -> None:
     """The command in this process under tracemalloc; the largest holders at the traced peak."""
-    from roadeval.flows.cli import app
+    from roadeval.flows.cli.main import app
 
     tracemalloc.start(6)
     best: list[tracemalloc.Snapshot] = []

@@ -616,7 +616,7 @@ def child(out: str, args: list[str]) -> None:
     profiles.start()
     code: Any = 0
     try:
-        from roadeval.flows.cli import app
+        from roadeval.flows.cli.main import app
 
         app(args, prog_name="roadeval")
     except SystemExit as exc:

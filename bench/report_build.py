@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from roadeval.flows.run_record import event_row
+from roadeval.flows.run.record import event_row
 from roadeval.storage.landing import Part, land
 from roadeval.storage.records import SCHEMAS, MetricPairRow, MetricRow, RunEventRow
 from roadeval.storage.store import Store, open_store

@@ -44,7 +44,9 @@ BUCKET, PREFIX = "bench-s3", "store"
 WALL_TARGET, REQUESTS_TARGET = 2.0, 2.0
 ACCESS = re.compile(r'"(?P<method>[A-Z]+) (?P<target>\S+) HTTP/[\d.]+" (?P<status>\d{3})')
 # The `roadeval` console script, importable from whichever tree PYTHONPATH names first.
-CLI = "import sys; from roadeval.flows.cli import app; sys.argv[0] = 'roadeval'; sys.exit(app())"
+CLI = (
+    "import sys; from roadeval.flows.cli.main import app; sys.argv[0] = 'roadeval'; sys.exit(app())"
+)
 
 
 def roadeval(*args: str) -> list[str]:

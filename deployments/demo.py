@@ -7,7 +7,7 @@ from this process with `python -m roadeval.deployments.demo`.
 
 from __future__ import annotations
 
-from roadeval.flows.panel_deployments import PanelDeployment, panel_deployments
+from roadeval.flows.prefect.panel_deployments import PanelDeployment, panel_deployments
 
 PANEL = "bundled:demo"
 NAME = "demo"
@@ -23,7 +23,7 @@ def main() -> int:
     """Serve the demo's deployments from this process until stopped."""
     import sys
 
-    from roadeval.flows.prefect_deployments import DeployError, require_server, serve
+    from roadeval.flows.prefect.deployments import DeployError, require_server, serve
 
     try:
         require_server()

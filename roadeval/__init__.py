@@ -46,11 +46,11 @@ _EXPORTS: dict[str, str] = {
     "open_store": "roadeval.storage.store",
     "ModelSpec": "roadeval.tasks.requests.model_spec",
     "JudgeSpec": "roadeval.tasks.requests.model_spec",
-    "Panel": "roadeval.flows.panel_file",
-    "load_panel": "roadeval.flows.panel_file",
-    "evaluate_panel": "roadeval.flows.panel",
-    "RunStopped": "roadeval.flows.panel",
-    "RunSummary": "roadeval.flows.panel",
+    "Panel": "roadeval.flows.panel.file",
+    "load_panel": "roadeval.flows.panel.file",
+    "evaluate_panel": "roadeval.flows.evaluate",
+    "RunStopped": "roadeval.flows.run.summary",
+    "RunSummary": "roadeval.flows.run.summary",
 }
 
 __all__ = [  # noqa: RUF022 - grouped as in _EXPORTS
@@ -116,8 +116,9 @@ if TYPE_CHECKING:
         ScoredItem,
         Suite,
     )
-    from roadeval.flows.panel import RunStopped, RunSummary, evaluate_panel
-    from roadeval.flows.panel_file import Panel, load_panel
+    from roadeval.flows.evaluate import evaluate_panel
+    from roadeval.flows.panel.file import Panel, load_panel
+    from roadeval.flows.run.summary import RunStopped, RunSummary
     from roadeval.storage.store import Store, open_store
     from roadeval.tasks.requests.model_spec import JudgeSpec, ModelSpec
 

@@ -23,7 +23,7 @@ OFFLINE_DEFAULTS: dict[str, str] = {
     "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",
     "PREFECT_LOGGING_LEVEL": "WARNING",
     # ...but a flow run's and a task run's own lines at INFO: they are what the Prefect UI's
-    # Logs tab shows (the CLI keeps them off its terminal, `flows.run_log`).
+    # Logs tab shows (the CLI keeps them off its terminal, `flows.run.log`).
     "PREFECT_LOGGING_LOGGERS_PREFECT_FLOW_RUNS_LEVEL": "INFO",
     "PREFECT_LOGGING_LOGGERS_PREFECT_TASK_RUNS_LEVEL": "INFO",
     "RAY_USAGE_STATS_ENABLED": "0",

@@ -191,10 +191,13 @@ class PlanRow(AboutItem):
     images: int
     max_output_tokens: int | None
     created_at: datetime
+    # The store held an answer, older than the model's `reuse_for`: asked again (None in rows
+    # landed before it was kept).
+    stale: bool | None = None
     # How many samples of the item the row stands for, from `sample` on, each the same
     # request but for its sample (and so its key: `request_key` is the first's), all answered
-    # alike: 1 in a run; a dry run counts an item's samples in runs rather than a row each.
-    # Parts landed before it read it as null: 1.
+    # alike (and all stale alike): 1 in a run; a dry run counts an item's samples in runs
+    # rather than a row each. Parts landed before it read it as null: 1.
     samples: Int32 = field(default=1, kw_only=True)
 
 
@@ -230,6 +233,10 @@ class EstimateRow:
     # The requests' items as shown ('' as released, 'blind': see `AboutItem.variant`): an
     # ablation's requests are estimated in rows of their own.
     variant: str = field(default="", kw_only=True)
+    # First attempts whose stored answer is older than the model's `reuse_for`: to be asked
+    # again, so counted in `requests`, not in `answered` (None in rows landed before it was
+    # kept).
+    stale: int | None = field(default=None, kw_only=True)
 
 
 @table("responses")
@@ -265,6 +272,15 @@ class ResponseRow(AboutItem):
     # What else the provider said that is worth keeping (response id, served model, ...).
     extras_json: str | None
     created_at: datetime
+    # When the answer was bought (a reused one's: when its origin run bought it); None for an
+    # error, and in rows landed before it was kept. What a later run's `reuse_for` reads.
+    answered_at: datetime | None = None
+    # Asked again because the answer the store held was older than the model's `reuse_for`.
+    replaced_stale: bool | None = None
+    # What the provider says served it: the `model` its reply names (a vLLM or SGLang
+    # server's served model name) and its `system_fingerprint`, where it sends them.
+    served_model: str | None = None
+    system_fingerprint: str | None = None
 
 
 @table("parses")
@@ -349,6 +365,19 @@ class MetricPairRow:
     ci_high: float
     significant: bool
     variant: str = field(default="", kw_only=True)
+
+
+class RunStatus:
+    """The statuses of a run's `run_events` rows, in the order a run may go through them."""
+
+    RUNNING = "running"
+    FINISHED = "finished"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
+    # Stopped by its budget (`tasks.calls.budget.OUT_OF_BUDGET`): what was answered is landed.
+    OUT_OF_BUDGET = "out_of_budget"
+    # A dry run: planned and estimated, no model called.
+    PLANNED = "planned"
 
 
 @table("run_events")
@@ -464,6 +493,34 @@ class MetricDeltaRow:
     baseline_value: float | None
     new_value: float | None
     delta: float | None
+    variant: str = field(default="", kw_only=True)
+
+
+@table("comparisons")
+@dataclass(frozen=True)
+class ComparisonRow:
+    """One model's headline metric in a run against its value in an earlier run of the panel
+    (its baseline), over the items both scored with unchanged inputs (same id, same content):
+    `difference` = new - baseline there, its 95% interval from a paired bootstrap over those
+    items (whole clusters where they share a scene), `significant` when it leaves out 0;
+    `regressed` and `improved`: the items whose scores moved the worse and the better way."""
+
+    run_id: str
+    baseline_run_id: str
+    suite: str
+    task: str
+    model: str
+    metric: str
+    n: int
+    baseline_value: float
+    new_value: float
+    difference: float
+    ci_low: float
+    ci_high: float
+    significant: bool
+    regressed: int
+    improved: int
+    clusters: int | None = None
     variant: str = field(default="", kw_only=True)
 
 

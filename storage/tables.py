@@ -34,6 +34,11 @@ def _segment(name: str, value: str) -> str:
     return f"{name}={quote(value, safe='')}"
 
 
+def manifest_key(run_id: str) -> str:
+    """Where a run's manifest lives: runs/<run_id>/manifest.json."""
+    return f"runs/{run_id}/manifest.json"
+
+
 def part_key(table: str, name: str, *, suite: str | None = None, model: str | None = None) -> str:
     """Where a part lives: tables/<table>/suite=<s>/model=<m>/<name>.parquet."""
     if table not in SCHEMAS:

@@ -15,7 +15,7 @@ from roadeval.storage.records import SCHEMAS
 from roadeval.storage.store import Store
 
 LANDINGS = "landings/"
-# A run's landings are named `<run_id>-...` (flows.run_start makes the id).
+# A run's landings are named `<run_id>-...` (flows.run.start makes the id).
 _RUN_OF = re.compile(r"(\d{8}T\d{6}Z-[0-9a-f]{8})-")
 
 

@@ -1,6 +1,7 @@
-"""No import circles anywhere in roadeval: every import counts, at module level, inside functions
-and under TYPE_CHECKING alike, and so does `import_module("literal")`. The one exception is a
-plugin load by name through the registry (an entry point), listed below."""
+"""No import circles anywhere in roadeval, and its packages (flows' own among them) in layers
+that depend one way: every import counts, at module level, inside functions and under
+TYPE_CHECKING alike, and so does `import_module("literal")`. The one exception is a plugin load
+by name through the registry (an entry point), listed below."""
 
 from __future__ import annotations
 
@@ -212,3 +213,88 @@ def test_packages_depend_one_way() -> None:
         and LAYERS.index(b) > LAYERS.index(a)
     )
     assert not backwards, "imports against the layers:\n" + "\n".join(backwards)
+
+
+# The packages of roadeval.flows in the order they may depend on one another (see flows/__init__):
+# the run never reaches up to the adapters that drive it, nor to the command line.
+FLOWS_LAYERS = ("panel", "stages", "rerun", "run", "prefect", "evaluate", "cli")
+
+
+def _flows_layer(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if parts[:2] == ["roadeval", "flows"] and len(parts) > 2 else None
+
+
+def flows_backwards(graph: dict[str, set[str]]) -> list[str]:
+    """Imports inside roadeval.flows from a lower layer to a higher one."""
+    return sorted(
+        f"{source} -> {target}"
+        for source, targets in graph.items()
+        for target in targets
+        if (a := _flows_layer(source)) is not None
+        and (b := _flows_layer(target)) is not None
+        and FLOWS_LAYERS.index(b) > FLOWS_LAYERS.index(a)
+    )
+
+
+def test_flows_packages_depend_one_way() -> None:
+    # Every flows module sits in one of the layers, and imports only its own or lower ones.
+    graph = import_graph(ROOT)
+    outside = sorted(m for m in graph if m.startswith("roadeval.flows.") and not _flows_layer(m))
+    assert not outside
+    assert {_flows_layer(m) for m in graph} - {None} == set(FLOWS_LAYERS)
+    backwards = flows_backwards(graph)
+    assert not backwards, "imports against flows' layers:\n" + "\n".join(backwards)
+
+
+def external_imports(root: Path) -> dict[str, set[str]]:
+    """Module -> the top-level names of what it imports from outside the package (`prefect` for
+    `from prefect.states import Failed`), every import counted as in `import_graph`."""
+    found: dict[str, set[str]] = {}
+    for name, path in modules(root).items():
+        tree = ast.parse(path.read_text(), str(path))
+        names: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                continue
+            names.update(t.split(".")[0] for t in _imported(name, False, node) if t)
+        found[name] = names - {root.name}
+    return found
+
+
+def run_reaches_up(graph: dict[str, set[str]], external: dict[str, set[str]]) -> list[str]:
+    """Imports by modules of flows/run of the command line or of Prefect (the library)."""
+    run = [m for m in graph if _flows_layer(m) == "run"]
+    return sorted(
+        [f"{m} -> {t}" for m in run for t in graph[m] if _flows_layer(t) == "cli"]
+        + [f"{m} -> prefect" for m in run if "prefect" in external[m]]
+    )
+
+
+def test_the_run_imports_neither_the_cli_nor_prefect() -> None:
+    found = run_reaches_up(import_graph(ROOT), external_imports(ROOT))
+    assert not found, "the run reaches up:\n" + "\n".join(found)
+
+
+def test_the_layer_checks_see_a_run_module_that_imports_the_cli_or_prefect(
+    tmp_path: Path,
+) -> None:
+    # The same checks on a copy of flows' shape, with a run module reaching up both ways.
+    root = tmp_path / "roadeval"
+    for folder in ("flows", "flows/run", "flows/cli"):
+        (root / folder).mkdir(parents=True)
+        (root / folder / "__init__.py").write_text("")
+    (root / "__init__.py").write_text("")
+    (root / "flows" / "cli" / "app.py").write_text("")
+    (root / "flows" / "run" / "start.py").write_text(
+        "def f():\n    from roadeval.flows.cli.app import app\n"
+    )
+    (root / "flows" / "run" / "flow.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from prefect import flow\n"
+    )
+    graph = import_graph(root)
+    assert flows_backwards(graph) == ["roadeval.flows.run.start -> roadeval.flows.cli.app"]
+    assert run_reaches_up(graph, external_imports(root)) == [
+        "roadeval.flows.run.flow -> prefect",
+        "roadeval.flows.run.start -> roadeval.flows.cli.app",
+    ]

@@ -41,7 +41,7 @@ def test_the_wheel_carries_every_module_under_roadeval(tmp_path: Path) -> None:
     [wheel] = (tmp_path / "dist").glob("roadeval-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     assert _source_modules() - names == set()
-    assert "roadeval/flows/panels/demo.yaml" in names
+    assert "roadeval/flows/panel/bundled/demo.yaml" in names
     # Nothing outside the one namespace (no top-level benchmarks/, tests/, bench/).
     tops = {name.split("/")[0] for name in names}
     assert {top for top in tops if not top.endswith(".dist-info")} == {"roadeval"}

@@ -27,7 +27,7 @@ import time
 import uuid
 from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum
 from typing import Any, TypeVar
 
@@ -38,6 +38,7 @@ from roadeval.tasks.cache.claim_view import ClaimView
 from roadeval.tasks.cache.responses import ResponseCache
 from roadeval.tasks.cache.store_calls import call_store
 from roadeval.tasks.calls.stopping import StopSignal
+from roadeval.tasks.requests.freshness import run_start
 from roadeval.tasks.requests.request import ModelCall
 
 T = TypeVar("T")
@@ -54,11 +55,9 @@ def ttl_s() -> float:
 
 
 def run_started(run_id: str) -> float | None:
-    """When a run began, from its id (`20260101T120000Z-1a2b3c4d`); None if it does not say."""
-    try:
-        return datetime.strptime(run_id[:16], "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC).timestamp()
-    except ValueError:
-        return None
+    """When a run began (a POSIX time), from its id; None if it does not say."""
+    started = run_start(run_id)
+    return started.timestamp() if started is not None else None
 
 
 @dataclass(frozen=True)
@@ -363,7 +362,7 @@ def _deliver(
             future.set_result(given)
 
 
-_BOOKS: dict[tuple[str, str, str], ClaimBook] = {}
+_BOOKS: dict[tuple[str, str, str, datetime | None], ClaimBook] = {}
 _BOOKS_LOCK = threading.Lock()
 
 
@@ -377,11 +376,13 @@ def claim_book(
     ttl: float | None = None,
 ) -> ClaimBook:
     """The run's book of claims on one endpoint's requests in `store`, in this process: one
-    for every shard and client that asks them, so their requests share records."""
+    for every shard and client that asks them, so their requests share records (per age of
+    answer they may reuse: two panel entries of one endpoint may reuse answers of different
+    ages)."""
     folder = endpoint_folder(model, api_base)
+    key = (store.uri, folder, run_id, cache.fresh_since)
     with _BOOKS_LOCK:
-        book = _BOOKS.get((store.uri, folder, run_id))
+        book = _BOOKS.get(key)
         if book is None:
-            book = ClaimBook(store, folder, cache, stop, run_started(run_id), ttl)
-            _BOOKS[(store.uri, folder, run_id)] = book
+            book = _BOOKS[key] = ClaimBook(store, folder, cache, stop, run_started(run_id), ttl)
         return book

@@ -173,7 +173,7 @@ class PackCatalogue:
             for key, pack, offset, length in index.entries
         }
         with self._lock:
-            self._spots.update(spots)
+            _keep_latest(self._spots, spots)
         self._indexes.add(name)
         self._covered.update(index.journals)
         return True
@@ -195,7 +195,7 @@ class PackCatalogue:
                     for key, offset, length in pack_entries(data)
                 }
                 with self._lock:
-                    self._spots.update(spots)
+                    _keep_latest(self._spots, spots)
                 after = self._read[journal] = entry.key
             if not listed.truncated:
                 return
@@ -224,6 +224,19 @@ class PackCatalogue:
         """The cache entry at `spot` (its pack read once, then kept with the parts)."""
         data = part_bytes(self.store, spot.pack)
         return data[spot.offset : spot.offset + spot.length]
+
+
+def _keep_latest(spots: dict[bytes | str, Spot], found: dict[bytes | str, Spot]) -> None:
+    """Add `found` to `spots`; a request in both keeps the spot in the later pack. A request
+    asked again (its answer grew older than a model's `reuse_for`) has an answer in each, and
+    the later is the one to reuse, in whatever order the indexes are read (a folded index of
+    old journals is read after a new journal's own). Pack keys sort as their journals began
+    (a journal's name starts with its UTC start), then by number."""
+    kept = [(key, spots[key]) for key in spots.keys() & found.keys()]
+    spots.update(found)
+    for key, spot in kept:
+        if spot.pack > spots[key].pack:
+            spots[key] = spot
 
 
 _CATALOGUES: dict[str, PackCatalogue] = {}

@@ -21,13 +21,16 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from roadeval.storage.store import Store
 from roadeval.tasks.cache.journal import journal_for
-from roadeval.tasks.cache.packs import PackCatalogue, digest, pack_catalogue
+from roadeval.tasks.cache.packs import PackCatalogue, Spot, digest, pack_catalogue
 from roadeval.tasks.cache.store_calls import call_store
 from roadeval.tasks.calls.stopping import StopSignal
+from roadeval.tasks.requests.freshness import is_fresh
 from roadeval.tasks.requests.request import CorruptCacheEntry, ModelCall, ModelRequest
 
 
@@ -169,13 +172,34 @@ def answered_keys(store: Store, run_id: str) -> AnsweredKeys:
         return found[1]
 
 
+@dataclass(frozen=True)
+class Stored:
+    """What the store holds for a request, as a look-up sees it: an answer that may be reused
+    (`answer`), or else the one passed over for being older than the model's `reuse_for`
+    (`stale`); neither when it holds none."""
+
+    answer: ModelCall | None = None
+    stale: ModelCall | None = None
+
+
 class ResponseCache:
     """The answers `store` keeps. With `run_id`, a plan of that run: look-ups on a remote
     store are answered from the run's listing where it reaches, and a dry run's (`counted`)
-    on a folder from its one listing (see the module)."""
+    on a folder from its one listing (see the module). With `fresh_since`, as one model of
+    the run sees them: an answer bought before then is not reused (`freshness`)."""
 
-    def __init__(self, store: Store, run_id: str | None = None, *, counted: bool = False) -> None:
+    def __init__(
+        self,
+        store: Store,
+        run_id: str | None = None,
+        *,
+        fresh_since: datetime | None = None,
+        counted: bool = False,
+    ) -> None:
         self.store = store
+        self.run_id = run_id
+        self.fresh_since = fresh_since
+        self.counted = counted
         self._corrupt: dict[str, CorruptEntry] = {}
         self._lock = threading.Lock()
         # A folder's look-ups cost a syscall each: no listing there, but for a dry run, which
@@ -186,6 +210,11 @@ class ResponseCache:
         self._answered = answered_keys(store, run_id) if once and run_id else None
         self._made = time.monotonic()
         self._packs_read = False
+
+    def as_of(self, fresh_since: datetime | None) -> ResponseCache:
+        """The same store's answers for the same run, reused only if bought since
+        `fresh_since` (None: whenever)."""
+        return ResponseCache(self.store, self.run_id, fresh_since=fresh_since, counted=self.counted)
 
     @property
     def corrupt(self) -> list[CorruptEntry]:
@@ -198,28 +227,59 @@ class ResponseCache:
         return f"{PREFIX}{request_key[:2]}/{request_key}.json"
 
     def get(self, request_key: str, *, recent: bool = False) -> ModelCall | None:
-        """The stored answer to `request_key`, read from the store now. `recent`: it may have
-        been packed since this process last read the store's packs (a claim says it was
-        answered), so they are read again before it is called missing."""
+        """The stored answer to `request_key` that may be reused, read from the store now.
+        `recent`: it may have been packed since this process last read the store's packs (a
+        claim says it was answered), so they are read again before it is called missing."""
+        return self.find(request_key, recent=recent).answer
+
+    def find(self, request_key: str, *, recent: bool = False) -> Stored:
+        """`get`, saying too which stored answer was passed over as too old."""
+        stale: ModelCall | None = None
+        for answer in self._candidates(request_key, recent):
+            if is_fresh(answer.answered_at, self.fresh_since):
+                return Stored(answer)
+            stale = stale or answer
+        return Stored(stale=stale)
+
+    def _candidates(self, request_key: str, recent: bool) -> Iterator[ModelCall]:
+        """The store's answers to `request_key`, read as far as they are wanted: its pack's,
+        then its own entry's, then (`recent`, on a remote store) that of a pack written since
+        the packs were last read here. A request asked again after its answer grew old has
+        two: the later pack's wins where both are read (`PackCatalogue`)."""
         looked_at = time.monotonic()
         catalogue = self._packs()
         spot = catalogue.find(request_key)
-        if spot is None:
-            key = self.key(request_key)
+        if spot is not None:
+            yield from self._at(catalogue, spot, request_key)
+        key = self.key(request_key)
+        # A remote store's entries are few (its answers are packed): where its listing says
+        # there is none, passing over a pack's answer costs no GET.
+        listed = self._listed
+        skip = spot is not None and listed is not None and listed.knows(key) is False
+        data: bytes | None = None
+        if not skip:
             try:
-                return self._read(self.store.get(key), request_key, self.store.location(key))
+                data = self.store.get(key)
             except FileNotFoundError:
-                if not recent or self.store.runs_inline:
-                    return None
-            catalogue.refresh(looked_at)
-            spot = catalogue.find(request_key)
-            if spot is None:
-                return None
+                data = None
+        if data is not None:
+            answer = self._read(data, request_key, self.store.location(key))
+            if answer is not None:
+                yield answer
+        if not recent or self.store.runs_inline:
+            return
+        catalogue.refresh(looked_at)
+        newer = catalogue.find(request_key)
+        if newer is not None and newer != spot:
+            yield from self._at(catalogue, newer, request_key)
+
+    def _at(self, catalogue: PackCatalogue, spot: Spot, request_key: str) -> Iterator[ModelCall]:
         try:
             data = catalogue.entry(spot)
         except FileNotFoundError:
-            return None
-        return self._read(data, request_key, self.store.location(spot.pack))
+            return
+        if (answer := self._read(data, request_key, self.store.location(spot.pack))) is not None:
+            yield answer
 
     def _packs(self) -> PackCatalogue:
         """The store's packs as read since this run's listing began (a process may run many
@@ -241,19 +301,21 @@ class ResponseCache:
                 self._corrupt.setdefault(request_key, entry)
             return None
 
-    def lookup(self, request: ModelRequest) -> ModelCall | None:
-        """The cached answer to `request` as a plan sees it (`lookup_key` of its key)."""
+    def lookup(self, request: ModelRequest) -> Stored:
+        """What the store holds for `request` as a plan sees it (`lookup_key` of its key,
+        which hashes the request first, its image bytes included)."""
         return self.lookup_key(request.key)
 
-    def lookup_key(self, request_key: str) -> ModelCall | None:
-        """The cached answer to the request of `request_key` as a plan sees it: on a remote
-        store, as the listing of the cache (and of its packs) says where it reaches (what was
-        kept since is the claims' to find)."""
+    def lookup_key(self, request_key: str) -> Stored:
+        """What the store holds for the request of `request_key` as a plan sees it: on a
+        remote store, as the listing of the cache (and of its packs) says where it reaches
+        (what was kept since is the claims' to find); for a dry run on a folder, as its one
+        listing says."""
         if self._answered is not None and digest(request_key) not in self._answered.digests:
-            return None
+            return Stored()
         if self._listed is not None and self._listed_absent(request_key, self._listed):
-            return None
-        return self.get(request_key)
+            return Stored()
+        return self.find(request_key)
 
     def holds_none(self) -> bool:
         """Whether the cache is known to hold no answer at all (from a listing of it whole):

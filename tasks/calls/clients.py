@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from roadeval.tasks.calls.admission import Admitting, Gate
 from roadeval.tasks.calls.authority import AuthorityLink, RemoteGate
@@ -34,6 +35,8 @@ class ClientBuilder:
     budget: Budget | None = None
     link: AuthorityLink | None = None
     budgeted: bool = False
+    # The time the clients' `reuse_for` is measured back from: the run's horizon.
+    fresh_from: datetime | None = None
     _clients: dict[str, ModelClient] = field(default_factory=dict, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
@@ -67,6 +70,7 @@ class ClientBuilder:
             run_id=self.run_id,
             budget=self.budget,
             gate=gate,
+            fresh_from=self.fresh_from,
         )
         if self.link is not None:
             # The progress display is the driver's: counts go there.

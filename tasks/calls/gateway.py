@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, TypeVar
 
 from roadeval.benchmarks.generation import GenerationSettings, effective_params
@@ -30,6 +31,7 @@ from roadeval.tasks.calls.reachability import NO_KEY, AuthFailed, Reachability, 
 from roadeval.tasks.calls.secrets import Redactor
 from roadeval.tasks.calls.stats import CallStats
 from roadeval.tasks.calls.stopping import StopReason, StopSignal
+from roadeval.tasks.requests import freshness
 from roadeval.tasks.requests.model_spec import MissingKeyError, ModelSpec
 from roadeval.tasks.requests.pricing import LITELLM, cost_of_usage, prices_for
 from roadeval.tasks.requests.provider_output import read_output
@@ -92,8 +94,11 @@ class ModelClient:
         run_id: str | None = None,
         budget: Budget | None = None,
         gate: Admitting | None = None,
+        fresh_from: datetime | None = None,
     ) -> None:
         self.spec = spec
+        # The run's horizon (`flows.rerun.continuation`); None: its run id's start.
+        self.fresh_from = fresh_from
         self.budget = budget
         self.api_base = normalize_api_base(spec.api_base)
         self.stop = stop or StopSignal()
@@ -108,6 +113,16 @@ class ModelClient:
         self.stats = CallStats(spec.label)
         self._params_by_settings: dict[GenerationSettings, dict[str, Any]] = {}
         self._priced_here: bool | None = None
+
+    @property
+    def fresh_since(self) -> datetime | None:
+        """The oldest a stored answer of this model may have been bought to be reused in this
+        run (its `reuse_for` back from the run's horizon, else its start; from now for a client
+        outside a run); None: any may."""
+        started = self.fresh_from
+        if started is None and self.run_id:
+            started = freshness.run_start(self.run_id)
+        return freshness.fresh_since(self.spec.reuse_for, started or freshness.now())
 
     def request(
         self,
@@ -415,6 +430,7 @@ class ModelClient:
             api_base=self.api_base,
             origin_run_id=origin_run_id or self.run_id,
             role=role,
+            answered_at=freshness.now() if output is not None else None,
         )
 
 

@@ -17,6 +17,13 @@ from roadeval.tasks.rerun.changes import changed_items_query, describe_change
 from roadeval.tasks.results.formats import MISSING, SuiteRules, format_value
 from roadeval.tasks.results.manifest import RunManifest
 from roadeval.tasks.results.money import cost_text
+from roadeval.tasks.results.provenance_table import (
+    NUMERIC,
+    PROVENANCE_CAPTION,
+    PROVENANCE_HEADINGS,
+    PROVENANCE_TITLE,
+    provenance,
+)
 from roadeval.tasks.shard.counts import COUNT_HEADINGS
 
 
@@ -87,9 +94,35 @@ def _health_table(manifest: RunManifest) -> Table:
     return Table("health per suite and model (the run's counts)", headers, rows, "health")
 
 
+def provenance_blocks(manifest: RunManifest) -> list[Block]:
+    """What the run's answers rest on per model and role (`provenance`, as the terminal's
+    summary shows it), with whose start `reuse_for` was measured from for a resumed run."""
+    found = provenance(manifest)
+    if found is None:
+        return []
+    headers = tuple(Header(h, h in NUMERIC) for h in PROVENANCE_HEADINGS)
+    rows = tuple(
+        (
+            plain(row.model),
+            plain(row.role),
+            plain(row.reuse_for),
+            _count(row.bought),
+            _count(row.reused),
+            Cell(row.oldest_age, row.oldest_age_s if row.oldest_age_s is not None else -1.0),
+            _count(row.stale),
+            plain(row.served_models),
+            plain(row.fingerprints),
+        )
+        for row in found.rows
+    )
+    table = Table(PROVENANCE_TITLE, headers, rows, "provenance", footnote=PROVENANCE_CAPTION)
+    return [*([Note(found.horizon)] if found.horizon else []), table]
+
+
 def cost_blocks(data: ReportData) -> list[Block]:
     """Per model and role: requests, reused answers, tokens, USD, failed requests (per suite
-    too, folded); bars of tokens and of cost per model where there are any; the run's health."""
+    too, folded); bars of tokens and of cost per model where there are any; the run's health;
+    what its answers rest on (reused, how old, what served them)."""
     from roadeval.tasks.report.drawing import draw
     from roadeval.tasks.report.plots import stacked_bars
 
@@ -136,6 +169,8 @@ def cost_blocks(data: ReportData) -> list[Block]:
     manifest = data.run.manifest
     if manifest is not None and manifest.counts:
         blocks.append(_health_table(manifest))
+    if manifest is not None:
+        blocks += provenance_blocks(manifest)
     return blocks
 
 

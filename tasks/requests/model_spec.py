@@ -17,6 +17,7 @@ from pydantic import (
 )
 
 from roadeval.names import Name
+from roadeval.tasks.requests.freshness import ReuseFor
 from roadeval.tasks.requests.model_bounds import (
     AUTH_FAILED_AFTER,
     BATCH_POLL_S,
@@ -138,6 +139,11 @@ class ModelSpec(BaseModel):
         description="independent answers per item: each sample is a request of its own (its "
         "index joins the request key; sample 1 keeps a single answer's key), scored apart",
     )
+    reuse_for: ReuseFor | None = Field(
+        default=None,
+        description="how long a stored answer of this model may be reused: forever, never, or "
+        "a duration (12h, 7d); unset: the panel's (a baseline: forever), else the run's default",
+    )
 
     @field_validator("model")
     @classmethod
@@ -250,3 +256,8 @@ class JudgeSpec(ModelSpec):
                 "OpenAI-compatible endpoint you serve: give its api_base (or another model)"
             )
         return self
+
+
+def redact_model(spec_dump: dict[str, Any]) -> dict[str, Any]:
+    """Specs carry only the name of a key's variable, never a key; keep it that way in artifacts."""
+    return {k: v for k, v in spec_dump.items() if "key" not in k or k == "api_key_env"}

@@ -7,6 +7,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from roadeval.benchmarks.item import Item
@@ -215,6 +216,11 @@ class ModelCall:
     origin_run_id: str | None = None
     # "answer" for the model under test, "judge" for a model scoring answers.
     role: str = "answer"
+    # When the answer was bought (None: an error, or an answer kept before answers had a time):
+    # what decides whether a later run may still reuse it (`freshness`).
+    answered_at: datetime | None = None
+    # Asked (again) because the answer the store held was older than the model's `reuse_for`.
+    replaced_stale: bool = False
 
     @property
     def ok(self) -> bool:
@@ -251,6 +257,7 @@ class ModelCall:
             "attempt": self.attempt,
             "api_base": self.api_base,
             "origin_run_id": self.origin_run_id,
+            "answered_at": self.answered_at.isoformat() if self.answered_at else None,
             "output": self.output.to_json(),
         }
         return json.dumps(body, ensure_ascii=False).encode()
@@ -265,6 +272,7 @@ class ModelCall:
                 raise CorruptCacheEntry("not a JSON object")
             # Entries written before outputs were records kept the output's fields flat.
             output = ModelOutput.from_json(body.get("output", body))
+            answered_at = body.get("answered_at")
             call = cls(
                 request_key=body["request_key"],
                 model=body["model"],
@@ -274,6 +282,7 @@ class ModelCall:
                 origin_run_id=body.get("origin_run_id"),
                 cached=True,
                 try_number=0,
+                answered_at=_utc(answered_at) if answered_at is not None else None,
             )
         except (UnicodeDecodeError, json.JSONDecodeError, TypeError, KeyError, ValueError) as exc:
             raise CorruptCacheEntry(f"unreadable: {exc}") from None
@@ -282,3 +291,16 @@ class ModelCall:
         if not isinstance(output.text, str) or not output.text:
             raise CorruptCacheEntry("holds no answer text")
         return call
+
+
+def _utc(text: object) -> datetime:
+    """An entry's `answered_at` (ISO 8601 with its zone); ValueError when it is not one."""
+    try:
+        moment = datetime.fromisoformat(text) if isinstance(text, str) else None
+    except ValueError:
+        moment = None
+    if moment is None:
+        raise ValueError(f"answered_at is not a time: {text!r}")
+    if moment.tzinfo is None:
+        raise ValueError(f"answered_at has no time zone: {text!r}")
+    return moment

@@ -16,9 +16,11 @@ import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import cached_property
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from roadeval.benchmarks.output import ModelOutput, TokenLogprob
 from roadeval.benchmarks.suite import ParsedAnswer, ParseStatus
@@ -33,6 +35,8 @@ from roadeval.storage.landing import (
 from roadeval.storage.records import EVERY_METRIC, ResponseRow, ScoreRow
 from roadeval.storage.store import Store
 from roadeval.storage.tables import SCHEMAS, part_key
+from roadeval.tasks.requests.freshness import fresh_since
+from roadeval.tasks.requests.model_spec import ModelSpec
 from roadeval.tasks.requests.request import ModelCall
 from roadeval.tasks.rerun.landed_columns import LandedColumns, OutcomeKey
 
@@ -82,6 +86,14 @@ class StoredOutcome:
     def judge_calls(self) -> tuple[ModelCall, ...]:
         return tuple(self.answers.call(at) for at in self.judged)
 
+    def fresh(self, since: datetime | None, judge_since: datetime | None) -> bool:
+        """Whether its answers were bought `since` then and its verdicts `judge_since` then
+        (None: whenever), so that a run may reuse them (`freshness`): a copy never reuses an
+        answer the run would ask again."""
+        return all(self.answers.fresh(at, since) for at in self.chain) and all(
+            self.answers.fresh(at, judge_since) for at in self.judged
+        )
+
     def matches(self, content_hash: str, keys: Sequence[str]) -> bool:
         """Whether a rerun of the item asks what the baseline asked: the same content, and the
         chain's request keys attempt by attempt."""
@@ -118,10 +130,36 @@ class StoredOutcome:
 @dataclass(frozen=True)
 class ShardBaseline:
     """What one shard's plan may take from the baseline: answers by request key, and (when the
-    suite's scoring is the baseline's and the run is no rescore) whole scored outcomes."""
+    suite's scoring is the baseline's and the run is no rescore) whole scored outcomes, those
+    whose verdicts were bought `verdicts_since` then (None: whenever)."""
 
     answers: BaselineAnswers
     copy_scores: bool
+    verdicts_since: datetime | None = None
+
+
+@dataclass(frozen=True)
+class CopyFreshness:
+    """How old a baseline's answers (per model, by name) and its judge's verdicts may be for a
+    rerun to reuse them: the run's start less each one's `reuse_for` (None: any age)."""
+
+    answers: Mapping[str, datetime | None] = field(default_factory=dict)
+    verdicts: datetime | None = None
+
+    @classmethod
+    def of(
+        cls, started: datetime, models: Sequence[ModelSpec], judge: ModelSpec | None
+    ) -> CopyFreshness:
+        """The freshness of a run's models and judge, from their `reuse_for` in force measured
+        back from `started` (the run's horizon)."""
+        return cls(
+            {spec.label: fresh_since(spec.reuse_for, started) for spec in models},
+            fresh_since(judge.reuse_for, started) if judge is not None else None,
+        )
+
+    def copyable(self, model: str, outcome: StoredOutcome) -> bool:
+        """Whether `model`'s stored outcome is fresh enough to be copied whole."""
+        return outcome.fresh(self.answers.get(model), self.verdicts)
 
 
 @dataclass
@@ -243,10 +281,23 @@ class _Answers:
         ]
         self._made: dict[int, ModelCall] = {}
         self._records: list[ResponseRow] | None = None
+        self._fresh: dict[datetime, list[bool]] = {}
 
     def usable(self, at: int) -> bool:
         """Whether row `at` is an answer (no error, some text)."""
         return self._errors[at] is None and bool(self._texts[at])
+
+    def fresh(self, at: int, since: datetime | None) -> bool:
+        """Whether row `at`'s answer was bought `since` then (None: whenever); one landed
+        before answers had a time is not. Computed for every row at once, per `since`."""
+        if since is None:
+            return True
+        found = self._fresh.get(since)
+        if found is None:
+            bought = self.table.column("answered_at")
+            after = pc.greater_equal(bought, pa.scalar(since, bought.type))
+            found = self._fresh[since] = pc.fill_null(after, False).to_pylist()
+        return found[at]
 
     def call(self, at: int) -> ModelCall:
         made = self._made.get(at)
@@ -293,6 +344,7 @@ def _call(row: ResponseRow) -> ModelCall:
         api_base=row.api_base,
         origin_run_id=row.origin_run_id or row.run_id,
         role=row.role,
+        answered_at=row.answered_at,
     )
 
 

@@ -41,10 +41,9 @@ from roadeval.tasks.calls.admission import UnboundedCost
 from roadeval.tasks.requests.image_tokens import image_rule_label
 from roadeval.tasks.requests.model_spec import CallMode, ModelSpec
 from roadeval.tasks.requests.pricing import WorstCase, max_output_tokens, prices_for
-from roadeval.tasks.requests.request import ModelCall
 from roadeval.tasks.requests.tokens import input_tokens
 from roadeval.tasks.results.manifest import shown_as
-from roadeval.tasks.shard.plan import PlannedItem, ShardPlan
+from roadeval.tasks.shard.plan import PlannedItem, ShardPlan, stored_answers
 
 ANSWER = "answer"
 JUDGE = "judge"
@@ -125,6 +124,7 @@ class _Tally:
     requests: int = 0
     requests_worst: int = 0
     answered: int = 0
+    stale: int = 0
     tokens_in: int = 0
     tokens_in_worst: int = 0
     tokens_out: int | None = 0
@@ -214,6 +214,8 @@ class Estimate:
             samples = planned.sample_count
             answered = planned.answered_samples(0)
             tally.answered += answered
+            # Asked again, and so counted in `requests` too.
+            tally.stale += planned.stale_samples(0)
             for index in range(len(planned.requests)):
                 left = samples - planned.answered_samples(index)
                 if left:
@@ -266,6 +268,7 @@ def _row(run_id: str, key: _Key, tally: _Tally, spec: ModelSpec, now: datetime) 
         requests=tally.requests,
         requests_worst=tally.requests_worst,
         answered=tally.answered,
+        stale=tally.stale,
         tokens_in=tally.tokens_in,
         tokens_in_worst=tally.tokens_in_worst,
         tokens_out_max=tally.tokens_out,
@@ -305,11 +308,14 @@ def _tokens(value: int | None) -> str:
 
 def estimate_table(rows: Sequence[EstimateRow]) -> Table:
     """The estimate per model and suite, with a total row: an unpriced model shows "unpriced"
-    and the totals say that they leave it out."""
+    and the totals say that they leave it out; a `stale` column when some stored answers are
+    too old to reuse (they are counted in `requests`)."""
+    stale = any(row.stale for row in rows)
     table = Table(title="dry run: estimated cost", title_justify="left")
     for name in ("suite", "model", "role"):
         table.add_column(name)
-    for name in ("requests", "answered", "tokens in", "tokens out (max)", "expected", "worst"):
+    counted = ("requests", "answered", *(("stale",) if stale else ()))
+    for name in (*counted, "tokens in", "tokens out (max)", "expected", "worst"):
         table.add_column(name, justify="right")
     table.add_column("retry bound", justify="right")
     table.add_column("prices")
@@ -321,6 +327,7 @@ def estimate_table(rows: Sequence[EstimateRow]) -> Table:
             row.role,
             f"{row.requests:,} / {row.requests_worst:,}",
             f"{row.answered:,}",
+            *((f"{row.stale or 0:,}",) if stale else ()),
             f"{row.tokens_in:,} / {row.tokens_in_worst:,}",
             f"{_tokens(row.tokens_out_max)} / {_tokens(row.tokens_out_worst)}",
             _usd(row.expected_usd, row),
@@ -342,16 +349,23 @@ def estimate_table(rows: Sequence[EstimateRow]) -> Table:
         "",
         f"{sum(r.requests for r in rows):,} / {sum(r.requests_worst for r in rows):,}",
         f"{sum(r.answered for r in rows):,}",
+        *((f"{sum(r.stale or 0 for r in rows):,}",) if stale else ()),
         "",
         "",
         *(_usd(totals[name]) for name in ("expected_usd", "worst_usd", "retry_bound_usd")),
         "",
         "",
     )
-    table.caption = (
+    caption = (
         "requests, tokens: expected / worst case (re-asks and every judge call). "
         "retry bound: worst x (num_retries + 1), if every retry were billed."
     )
+    if stale:
+        caption += (
+            " stale: stored answers older than the model's reuse_for, asked again "
+            "(in requests, not in answered)."
+        )
+    table.caption = caption
     return table
 
 
@@ -376,13 +390,16 @@ def worst_case_left(
 
 
 def _refreshed(plan: ShardPlan, cache: ResponseCache) -> ShardPlan:
-    """The plan with its stored answers looked up again (a re-ask only after its attempt before
-    was found, as the plan stage does)."""
+    """The plan with its stored answers looked up again, as the plan stage looks them up (a
+    re-ask only after its attempt before was found; none older than the model's
+    `reuse_for`)."""
+    since = plan.shard.fresh_since
+    # Read now (`find`, not the run's listing): the answers bought since the plan, by any
+    # process of the run.
+    look = cache.as_of(since).find
     items = []
     for planned in plan.items:
-        found: list[ModelCall | None] = []
-        for request in planned.requests:
-            # Read now: the answers bought since the plan, by any process of the run.
-            found.append(cache.get(request.key) if not found or found[-1] is not None else None)
-        items.append(replace(planned, stored=tuple(found)))
+        keys = [request.key for request in planned.requests]
+        found, stale = stored_answers(keys, look, since)
+        items.append(replace(planned, stored=found, stale=stale))
     return replace(plan, items=tuple(items))

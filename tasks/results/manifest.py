@@ -184,6 +184,46 @@ class IntervalsRecord(_Record):
     seconds: float = 0.0
 
 
+class FreshnessRecord(_Record):
+    """One model's freshness in the run: its `reuse_for` in force, the oldest a stored answer
+    could be to be reused (`fresh_since`, the horizon's start less `reuse_for`; None: any), the
+    stored answers passed over as older than that, asked again (`stale`), and the answers it
+    reused (`reused`, from the store or the baseline run) with when the oldest of them was
+    bought (`oldest_reused`; None: none reused, or none with a known time)."""
+
+    model: str
+    role: str
+    reuse_for: str
+    fresh_since: IsoTime | None = None
+    stale: int = 0
+    reused: int = 0
+    oldest_reused: IsoTime | None = None
+
+
+class HorizonRecord(_Record):
+    """Which run's start every `reuse_for` of a run is measured back from (`run_id`, begun
+    `started_at`): the run's own, or, for a run that continues an unfinished run of its panel
+    (`continues`, which had ended `continued_status`), the first run of that chain's."""
+
+    run_id: str
+    started_at: IsoTime
+    continues: str | None = None
+    continued_status: str | None = None
+
+
+class ServedRecord(_Record):
+    """Answers of one model in one role that its provider said were served by one
+    (`served_model`, `system_fingerprint`) pair (None: the reply did not say): how many this
+    run bought (`answers`) and reused (`reused`: from the store or the baseline run)."""
+
+    model: str
+    role: str
+    served_model: str | None = None
+    system_fingerprint: str | None = None
+    answers: int = 0
+    reused: int = 0
+
+
 class RunManifest(_Record):
     """Suites with versions and hashes, models with their settings, counts, cost and times; the
     status (and its message) is set by the run record when it lands the manifest."""
@@ -229,6 +269,13 @@ class RunManifest(_Record):
     compaction: CompactionRecord | None = None
     # How a finished run's intervals and paired differences were computed (None: no metrics).
     intervals: IntervalsRecord | None = None
+    # Per model (and the judge): its `reuse_for` in force and the stored answers it passed
+    # over as older, asked again (empty in manifests from before).
+    freshness: list[FreshnessRecord] = Field(default_factory=list)
+    # The run whose start the `reuse_for` above are measured from (None in manifests from before).
+    horizon: HorizonRecord | None = None
+    # Per model and role, what its provider said served its answers, with counts.
+    served: list[ServedRecord] = Field(default_factory=list)
     status: str | None = None
     message: str | None = None
 

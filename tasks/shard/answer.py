@@ -13,7 +13,7 @@ from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.suite import ItemScore, ParsedAnswer, Suite
 from roadeval.tasks.calls.gateway import CallOutcome
 from roadeval.tasks.requests.request import ModelCall
-from roadeval.tasks.shard.asking import Asker
+from roadeval.tasks.shard.asking import Asker, replaced_stale
 from roadeval.tasks.shard.plan import PlannedItem
 
 if TYPE_CHECKING:
@@ -96,9 +96,14 @@ async def answer_item(
     as a wrong answer."""
     item = planned.item
     outcome = ItemOutcome(item, sample=planned.requests[0].sample, variant=variant)
-    for request, stored in zip(planned.requests, planned.stored, strict=True):
+    for index, (request, stored) in enumerate(zip(planned.requests, planned.stored, strict=True)):
         # A stored answer costs nothing, so it is taken even once the run is stopping.
-        call = CallOutcome([stored]) if stored is not None else await asker.ask_unanswered(request)
+        if stored is not None:
+            call = CallOutcome([stored])
+        else:
+            call = await asker.ask_unanswered(request)
+            if planned.was_stale(index):
+                call = replaced_stale(call)
         if call.tries:
             outcome.attempts.append(Attempt(call.tries))
         if call.stopped:

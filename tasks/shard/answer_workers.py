@@ -24,6 +24,7 @@ import threading
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import datetime
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -57,6 +58,8 @@ class WorkerContext:
 
     authority: AuthorityAddress
     run_id: str
+    # The run's horizon: when its `reuse_for` is measured back from.
+    fresh_from: datetime
     budgeted: bool
 
 
@@ -100,7 +103,13 @@ def _serve(conn: Connection, context: WorkerContext) -> None:
     keep_written_parts(False)  # the driver reads what this process lands
     stop = StopSignal()
     link = AuthorityLink(context.authority, stop)
-    _Worker.clients = ClientBuilder(context.run_id, stop, link=link, budgeted=context.budgeted)
+    _Worker.clients = ClientBuilder(
+        context.run_id,
+        stop,
+        link=link,
+        budgeted=context.budgeted,
+        fresh_from=context.fresh_from,
+    )
     sending = threading.Lock()
     pool = ThreadPoolExecutor(SHARDS_PER_WORKER, thread_name_prefix="roadeval-worker")
 
@@ -141,12 +150,13 @@ class AnswerWorkers:
         stats: Mapping[str, Any],
         stop: StopSignal,
         run_id: str,
+        fresh_from: datetime,
         budgeted: bool,
     ) -> None:
         self.stop = stop
         self._server = AuthorityServer(gates, stop, stats=stats)
         address = run_on_gateway(self._server.start())
-        self.context = WorkerContext(address, run_id, budgeted)
+        self.context = WorkerContext(address, run_id, fresh_from, budgeted)
         ctx = multiprocessing.get_context("forkserver")
         start_server(PRELOAD)
         self._numbers = itertools.count(1)

@@ -71,11 +71,13 @@ class Asker:
         return self.cache.get(key, recent=True)
 
     async def ask(self, request: ModelRequest) -> CallOutcome:
-        """The answer to `request`, reused or paid for once."""
-        cached = await self._store(self.cache.lookup, request)
-        if cached is not None:
-            return _reused(cached, request)
-        return await self.ask_unanswered(request)
+        """The answer to `request`, reused or paid for once (again, when the stored one is
+        older than the model's `reuse_for`: its tries say so)."""
+        stored = await self._store(self.cache.lookup, request)
+        if stored.answer is not None:
+            return _reused(stored.answer, request)
+        outcome = await self.ask_unanswered(request)
+        return replaced_stale(outcome) if stored.stale is not None else outcome
 
     async def ask_unanswered(self, request: ModelRequest) -> CallOutcome:
         """`ask` for a request already looked up and not found (by the plan): no second look
@@ -159,6 +161,13 @@ class Asker:
         if final is not None and final.ok:
             await self.cache.keep(final, self.client.stop)
         return outcome
+
+
+def replaced_stale(outcome: CallOutcome) -> CallOutcome:
+    """The outcome of a request asked again because the store's answer to it had grown older
+    than its model's `reuse_for`: every try of it marked so."""
+    tries = [replace(call, replaced_stale=True) for call in outcome.tries]
+    return CallOutcome(tries, stopped=outcome.stopped)
 
 
 def _shared(outcome: CallOutcome, request: ModelRequest) -> CallOutcome:

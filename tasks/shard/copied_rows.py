@@ -81,6 +81,7 @@ def _responses(
         "cost_usd": 0.0,
         "may_be_billed": False,
         "cached": True,
+        "replaced_stale": False,
         "created_at": now,
     }
     return taken, mine

@@ -75,6 +75,15 @@ class Counts(BaseModel):
     reasks: int = Field(
         default=0, title="re-asks", description="re-asks made by the suite's protocol"
     )
+    stale: int = Field(
+        default=0,
+        title="stale answers asked again",
+        description=(
+            "requests whose stored answer was older than the model's `reuse_for`, so not "
+            "reused: asked again (counted in calls, or in answers reused when another run "
+            "bought a fresh one meanwhile)"
+        ),
+    )
     scores_reused: int = Field(
         default=0,
         title="items whose scores were copied",
@@ -90,6 +99,11 @@ class Counts(BaseModel):
     )
     judge_cached: int = Field(
         default=0, title="judge verdicts reused", description="judge verdicts reused from the store"
+    )
+    judge_stale: int = Field(
+        default=0,
+        title="stale verdicts asked again",
+        description="judge verdicts stored but older than the judge's `reuse_for`: asked again",
     )
     unscored: int = Field(
         default=0,

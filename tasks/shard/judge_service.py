@@ -10,6 +10,7 @@ process resolved), never the rest of the run's environment, and it reads no file
 from __future__ import annotations
 
 import os
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from roadeval.benchmarks.item import Item
@@ -66,6 +67,7 @@ class JudgeService:
         key: str | None,
         authority: AuthorityAddress | None = None,
         budgeted: bool = False,
+        fresh_from: datetime | None = None,
     ) -> None:
         from roadeval.tasks.cache.responses import ResponseCache
         from roadeval.tasks.calls import baseline_provider
@@ -85,9 +87,12 @@ class JudgeService:
         stop = StopSignal()
         # The judge's limits and the run's budget are the driver's: asked through its authority.
         link = AuthorityLink(authority, stop) if authority is not None else None
-        clients = ClientBuilder(run_id, stop, redact, link=link, budgeted=budgeted)
+        clients = ClientBuilder(
+            run_id, stop, redact, link=link, budgeted=budgeted, fresh_from=fresh_from
+        )
         self.client = clients.client(spec)
-        self.asker = asker_for(self.client, ResponseCache(store, run_id), store, run_id)
+        cache = ResponseCache(store, run_id, fresh_since=self.client.fresh_since)
+        self.asker = asker_for(self.client, cache, store, run_id)
 
     async def judge(self, request: JudgeRequest, item: Item) -> tuple[JudgeReply, list[ModelCall]]:
         from roadeval.tasks.shard.judge import ItemJudge

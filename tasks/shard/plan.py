@@ -12,14 +12,16 @@ import threading
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import NamedTuple
 
 from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.messages import ImageRef, Message
 from roadeval.benchmarks.suite import Suite
 from roadeval.storage.records import ScoreRow
-from roadeval.tasks.cache.responses import ResponseCache
+from roadeval.tasks.cache.responses import ResponseCache, Stored
 from roadeval.tasks.calls.gateway import ModelClient
+from roadeval.tasks.requests.freshness import is_fresh
 from roadeval.tasks.requests.request import (
     ModelCall,
     ModelRequest,
@@ -61,17 +63,25 @@ class Shard:
         """The shard's landing name, unique in the store."""
         return f"{self.run_id}-{self.index:05d}"
 
+    @property
+    def fresh_since(self) -> datetime | None:
+        """The oldest a stored answer of the shard's model may be to be reused (None: any)."""
+        return self.client.fresh_since
+
 
 @dataclass(frozen=True, slots=True)
 class SampleRun:
     """Samples of an item, one after another, whose request at one attempt the store answers
-    alike (all answered, or none): `count` of them from sample `first`, whose request key it
-    is (the others' keys differ only by their sample)."""
+    alike (all answered, or none; and of those not answered, all stale or none): `count` of
+    them from sample `first`, whose request key it is (the others' keys differ only by their
+    sample)."""
 
     first: int
     count: int
     answered: bool
     request_key: str
+    # Asked again: the store's answer to each is older than the model's `reuse_for`.
+    stale: bool = False
 
 
 def _answered(reused: StoredOutcome | None, stored: Sequence[ModelCall | None], index: int) -> bool:
@@ -97,6 +107,9 @@ class PlannedItem:
     prompt_tokens_est: int | None
     reused: StoredOutcome | None = None
     baseline_scores: tuple[ScoreRow, ...] = ()
+    # Per attempt, whether the store's answer was passed over as older than the model's
+    # `reuse_for` (so the request is asked again); empty when none was.
+    stale: tuple[bool, ...] = ()
     # A dry run's item of several samples (`Shard.samples`): per attempt, every sample's
     # answer as counts, in runs (the first sample's own is also in `stored` or `reused`).
     # Empty: the item is one sample, that of `requests`.
@@ -106,6 +119,11 @@ class PlannedItem:
         """Whether the request of attempt `index` (from 0) has its answer already: the
         store's, or a copied outcome's (of the first sample, for a dry run's item)."""
         return _answered(self.reused, self.stored, index)
+
+    def was_stale(self, index: int) -> bool:
+        """Whether the request of attempt `index` (from 0) is asked again for being stale (of
+        the first sample, for a dry run's item)."""
+        return index < len(self.stale) and self.stale[index]
 
     @property
     def sample_count(self) -> int:
@@ -117,6 +135,13 @@ class PlannedItem:
         if not self.samples:
             return int(self.answered(index))
         return sum(run.count for run in self.samples[index] if run.answered)
+
+    def stale_samples(self, index: int) -> int:
+        """Of the samples this stands for, how many ask attempt `index` again for being
+        stale."""
+        if not self.samples:
+            return int(self.was_stale(index))
+        return sum(run.count for run in self.samples[index] if run.stale)
 
 
 @dataclass(frozen=True)
@@ -212,20 +237,27 @@ def plan_item(
     if baseline is not None and found.reused is None:
         # Kept to say what moved (an outcome copied moves nothing).
         scores = baseline.answers.scores((item.item_id, shard.sample, shard.variant))
-    planned = PlannedItem(item, requests, found.stored, len(images), text, found.reused, scores)
+    planned = PlannedItem(
+        item, requests, found.stored, len(images), text, found.reused, scores, found.stale
+    )
     if shard.samples == 1:
         return planned
     return replace(planned, samples=_sample_runs(shard, planned, cache, baseline))
 
 
 class _Found(NamedTuple):
-    """What the store holds for one sample of an item: answers stored, or an outcome to copy."""
+    """What the store holds for one sample of an item: answers stored (and per attempt,
+    whether one was passed over as stale), or an outcome to copy."""
 
     stored: tuple[ModelCall | None, ...]
     reused: StoredOutcome | None = None
+    stale: tuple[bool, ...] = ()
 
     def answered(self, index: int) -> bool:
         return _answered(self.reused, self.stored, index)
+
+    def was_stale(self, index: int) -> bool:
+        return index < len(self.stale) and self.stale[index]
 
 
 def _found(
@@ -237,27 +269,37 @@ def _found(
     baseline: ShardBaseline | None,
 ) -> _Found:
     """What the store holds for one sample of the item, asked by request `keys` attempt by
-    attempt: the baseline's outcome to copy, else the answers stored."""
+    attempt, as of the cache's `fresh_since`: the baseline's outcome to copy, else the answers
+    stored that may be reused."""
+    since = cache.fresh_since
     if baseline is None:
-        return _Found(_stored(keys, cache))
+        stored, stale = stored_answers(keys, cache.lookup_key, since)
+        return _Found(stored, stale=stale)
     answers = baseline.answers
     # An outcome is an item's, of one sample, shown one way: a blind answer never stands in
     # for a released one.
     outcome = answers.outcomes.get((item.item_id, sample, variant))
-    if baseline.copy_scores and outcome is not None and outcome.matches(item.content_hash, keys):
+    if (
+        baseline.copy_scores
+        and outcome is not None
+        and outcome.matches(item.content_hash, keys)
+        and outcome.fresh(since, baseline.verdicts_since)
+    ):
         return _Found((), reused=outcome)
-    return _Found(_stored(keys, cache, answers.stored))
+    stored, stale = stored_answers(keys, cache.lookup_key, since, answers.stored)
+    return _Found(stored, stale=stale)
 
 
 def _sample_runs(
     shard: Shard, planned: PlannedItem, cache: ResponseCache, baseline: ShardBaseline | None
 ) -> tuple[tuple[SampleRun, ...], ...]:
-    """Every sample of a dry run's item (`Shard.samples`), looked up as its own plan would,
-    kept as runs per attempt: a hundred samples of a prompt nobody answered yet are one run,
-    not a hundred planned items (only their keys are made: `sample_keys`)."""
+    """Every sample of a dry run's item (`Shard.samples`), looked up as its own plan would
+    (fresh or stale by its own key's stored answer), kept as runs per attempt: a hundred
+    samples of a prompt nobody answered yet are one run, not a hundred planned items (only
+    their keys are made: `sample_keys`)."""
     if baseline is None and cache.holds_none():
-        # Nothing is stored: every sample is still to ask, one run per attempt, and no later
-        # sample's key need be made (the time of a dry run then does not grow with samples).
+        # Nothing is stored, stale or not: every sample is still to ask, one run per attempt,
+        # and no later sample's key need be made (a dry run's time does not grow with samples).
         return tuple(
             (SampleRun(shard.sample, shard.samples, False, r.key),) for r in planned.requests
         )
@@ -266,42 +308,54 @@ def _sample_runs(
     # Per attempt, the runs ended so far, and the one going on (ended when a sample differs).
     ended: list[list[SampleRun]] = [[] for _ in planned.requests]
     going = [
-        SampleRun(shard.sample, 1, planned.answered(index), request.key)
+        SampleRun(shard.sample, 1, planned.answered(index), request.key, planned.was_stale(index))
         for index, request in enumerate(planned.requests)
     ]
     counts = [1] * len(going)
     for sample, keys in zip(later, zip(*keys_by_attempt, strict=True), strict=True):
         found = _found(sample, shard.variant, planned.item, keys, cache, baseline)
         for index, key in enumerate(keys):
-            done = found.answered(index)
-            if going[index].answered == done:
+            done, stale = found.answered(index), found.was_stale(index)
+            if (going[index].answered, going[index].stale) == (done, stale):
                 counts[index] += 1
                 continue
             ended[index].append(replace(going[index], count=counts[index]))
-            going[index], counts[index] = SampleRun(sample, 1, done, key), 1
+            going[index], counts[index] = SampleRun(sample, 1, done, key, stale), 1
     return tuple(
         (*runs, replace(run, count=count))
         for runs, run, count in zip(ended, going, counts, strict=True)
     )
 
 
-def _stored(
+def stored_answers(
     keys: Sequence[str],
-    cache: ResponseCache,
+    look: Callable[[str], Stored],
+    since: datetime | None,
     known: Callable[[str], ModelCall | None] | None = None,
-) -> tuple[ModelCall | None, ...]:
-    """The stored answer to each attempt's request (by its key): the baseline's (`known`,
-    read in bulk) or, failing that, the response cache's. A re-ask is looked up only when the
+) -> tuple[tuple[ModelCall | None, ...], tuple[bool, ...]]:
+    """The stored answer to each attempt's request (by its key) that may be reused (bought
+    `since` then, or whenever if None): the baseline's (`known`, read in bulk) or, failing
+    that, the response cache's (`look`, which passes over older ones); and per attempt,
+    whether a stored answer was passed over for its age. A re-ask is looked up only when the
     attempt before it was found: one is only ever made after the other, so this saves the
     look-ups (one request each on S3) that would find nothing."""
     found: list[ModelCall | None] = []
+    stale: list[bool] = []
     for key in keys:
         if found and found[-1] is None:
             found.append(None)
+            stale.append(False)
             continue
         answer = known(key) if known is not None else None
-        found.append(answer if answer is not None else cache.lookup_key(key))
-    return tuple(found)
+        if answer is not None and is_fresh(answer.answered_at, since):
+            found.append(answer)
+            stale.append(False)
+            continue
+        # The baseline's answer is too old: the cache may hold a later one.
+        stored = look(key)
+        found.append(stored.answer)
+        stale.append(stored.answer is None and (stored.stale is not None or answer is not None))
+    return tuple(found), tuple(stale)
 
 
 def plan_shard(
@@ -311,7 +365,9 @@ def plan_shard(
     baseline: ShardBaseline | None = None,
 ) -> ShardPlan:
     """Plan every item of the shard from its renders, and from the baseline run's answers on
-    a rerun (CPU and store look-ups: run it off the gateway loop)."""
+    a rerun (CPU and store look-ups: run it off the gateway loop); an answer older than the
+    model's `reuse_for` is not reused."""
+    cache = cache.as_of(shard.fresh_since)
     return ShardPlan(
         shard,
         tuple(

@@ -1,5 +1,6 @@
 """A shard's plan as the rows of the `plan` table: one per request the protocol may make, or, for
-a dry run's item of several samples, one per run of samples answered alike (`samples`)."""
+a dry run's item of several samples, one per run of samples answered alike (`samples`) and
+stale alike (`stale`: the store's answer older than the model's `reuse_for`, asked again)."""
 
 from __future__ import annotations
 
@@ -42,7 +43,11 @@ def plan_table(plan: ShardPlan, judge: ModelClient | None, now: datetime) -> pa.
         requests = planned.requests
         # Per attempt, its runs of samples: the shard's one sample, unless the item counts more.
         runs = planned.samples or tuple(
-            (SampleRun(shard.sample, 1, planned.answered(index), request.key),)
+            (
+                SampleRun(
+                    shard.sample, 1, planned.answered(index), request.key, planned.was_stale(index)
+                ),
+            )
             for index, request in enumerate(requests)
         )
         rows = sum(len(attempt) for attempt in runs) + int(judged)
@@ -64,6 +69,7 @@ def plan_table(plan: ShardPlan, judge: ModelClient | None, now: datetime) -> pa.
                 columns["attempt"].append(request.attempt)
                 columns["conditional"].append(request.attempt > 1)
                 columns["answered"].append(run.answered)
+                columns["stale"].append(run.stale)
                 columns["params_json"].append(encoded(request.params))
                 columns["prompt_tokens_est"].append(planned.prompt_tokens_est)
                 columns["max_output_tokens"].append(request.params.get("max_tokens"))
@@ -79,6 +85,8 @@ def plan_table(plan: ShardPlan, judge: ModelClient | None, now: datetime) -> pa.
             columns["attempt"].append(1)
             columns["conditional"].append(True)
             columns["answered"].append(False)
+            # Which verdict it asks is known only once there is an answer to judge.
+            columns["stale"].append(None)
             columns["params_json"].append("{}")
             columns["prompt_tokens_est"].append(None)
             columns["max_output_tokens"].append(None)

@@ -306,7 +306,17 @@ class RemoteScoring:
             options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(node, soft=False)
         actor = ray.remote(JudgeService).options(**options)
         store_env = store_environment(self.store)
-        return actor.remote(spec, self.store.uri, store_env, self.run_id, key, authority, budgeted)
+        # The judge's `reuse_for` measured from the run's horizon, as in the run's process.
+        return actor.remote(
+            spec,
+            self.store.uri,
+            store_env,
+            self.run_id,
+            key,
+            authority,
+            budgeted,
+            client.fresh_from,
+        )
 
     async def score(
         self, suite: Suite, entries: Sequence[ScoreInput], judged: bool

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
+from roadeval.benchmarks.output import ModelOutput
 from roadeval.storage.records import EVERY_METRIC, ParseRow, ResponseRow, ScoreRow
 from roadeval.tasks.calls.gateway import ModelClient
 from roadeval.tasks.requests.request import ModelCall
@@ -67,7 +68,18 @@ def _response(
         else None,
         extras_json=_json(output.extras) if output is not None and output.extras else None,
         created_at=now,
+        answered_at=call.answered_at,
+        replaced_stale=call.replaced_stale,
+        served_model=served_by(output, "served_model"),
+        system_fingerprint=served_by(output, "system_fingerprint"),
     )
+
+
+def served_by(output: ModelOutput | None, name: str) -> str | None:
+    """What the provider said served an answer (`served_model`, `system_fingerprint`, as
+    `provider_output` keeps them), as text; None where it said nothing."""
+    value = output.extras.get(name) if output is not None else None
+    return None if value is None else str(value)
 
 
 def response_rows(

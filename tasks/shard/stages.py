@@ -36,6 +36,7 @@ from roadeval.tasks.shard.plan import PlannedItem, Shard, ShardPlan
 from roadeval.tasks.shard.remote_scoring import RemoteScoring
 from roadeval.tasks.shard.rows import parse_rows, response_rows, score_rows
 from roadeval.tasks.shard.scoring import ScorerErrors, score_all
+from roadeval.tasks.shard.served import Served, served_counts
 
 __all__ = ["Shard", "ShardResult", "run_shard", "summarise"]
 
@@ -60,6 +61,9 @@ class ShardResult:
     # Per metric: items it could not be scored for, and the first reason why.
     unscored: dict[str, int] = field(default_factory=dict)
     first_unscored: dict[str, str] = field(default_factory=dict)
+    # What the provider said served the answers, and how old those reused were
+    # (`served.served_counts`).
+    served: Served = field(default_factory=Served)
 
     @classmethod
     def not_landed(cls, shard: Shard) -> ShardResult:
@@ -86,12 +90,14 @@ def run_shard(
     cluster, when there is one), then publish the shard's rows at once. An item whose
     baseline outcome is reused whole is neither asked nor scored: its rows are copied."""
     shard = plan.shard
-    cache = ResponseCache(store, run_id=shard.run_id)
+    # As each model sees the store: answers older than its `reuse_for` are asked again.
+    cache = ResponseCache(store, run_id=shard.run_id, fresh_since=shard.fresh_since)
     asker = asker_for(shard.client, cache, store, shard.run_id, offline=shard.rescore)
     judged = judge is not None and shard.suite.uses_judge
+    judge_cache = cache.as_of(judge.fresh_since) if judged and judge else None
     judge_asker = (
-        asker_for(judge, cache, store, shard.run_id, offline=shard.rescore)
-        if judged and judge
+        asker_for(judge, judge_cache, store, shard.run_id, offline=shard.rescore)
+        if judge and judge_cache
         else None
     )
     fresh = [planned for planned in plan.items if planned.reused is None]
@@ -112,9 +118,9 @@ def run_shard(
         for planned in plan.items
     ]
     _land(plan, store, outcomes, judge if judged else None)
-    result = summarise(shard, outcomes)
-    result.corrupt_cache = list(cache.corrupt)
-    result.counts["corrupt_cache"] = len(cache.corrupt)
+    result = summarise(shard, outcomes, judge.spec.label if judged and judge else None)
+    result.corrupt_cache = [*cache.corrupt, *(judge_cache.corrupt if judge_cache else [])]
+    result.counts["corrupt_cache"] = len(result.corrupt_cache)
     return result
 
 
@@ -179,13 +185,15 @@ def copied_outcome(planned: PlannedItem, variant: str = "") -> ItemOutcome:
     return outcome
 
 
-def summarise(shard: Shard, outcomes: list[ItemOutcome]) -> ShardResult:
-    """The shard's counts, cost and scored items, from the same outcomes that were landed."""
+def summarise(shard: Shard, outcomes: list[ItemOutcome], judge: str | None = None) -> ShardResult:
+    """The shard's counts, cost, scored items and what served its answers (the judge's, by
+    its name `judge`), from the same outcomes that were landed."""
     result = ShardResult(
         suite=shard.suite.name,
         model=shard.client.spec.label,
         shard=shard.name,
         variant=shard.variant,
+        served=served_counts(outcomes, shard.client.spec.label, judge),
     )
     counts = result.counts
     counts["items"] = len(outcomes)
@@ -199,6 +207,7 @@ def summarise(shard: Shard, outcomes: list[ItemOutcome]) -> ShardResult:
             counts["scores_reused"] += 1
         for attempt in outcome.attempts:
             first = attempt.tries[0]
+            counts["stale"] += int(first.replaced_stale)
             if first.cached:
                 counts["cached"] += 1
             elif first.sent:
@@ -208,6 +217,8 @@ def summarise(shard: Shard, outcomes: list[ItemOutcome]) -> ShardResult:
                 counts["judge_cached"] += 1
             elif call.sent and call.try_number == 1:
                 counts["judge_calls"] += 1
+            first_try = call.cached or call.try_number <= 1
+            counts["judge_stale"] += int(call.replaced_stale and first_try)
         for call in [*outcome.responses, *outcome.judge_calls]:
             counts["requests"] += int(call.sent)
             counts["retries"] += int(call.sent and call.try_number > 1)

@@ -27,7 +27,7 @@ from roadeval.benchmarks.registry import (
 )
 from roadeval.benchmarks.roadbench.predictions import RoadBenchPredictions
 from roadeval.benchmarks.suite import PredictionsRequest, Suite
-from roadeval.flows.cli import app
+from roadeval.flows.cli.main import app
 
 from support.plugin_dist import install_plugin
 

@@ -5,6 +5,7 @@ does not answer; and prefect.yaml declaring the same deployments as deployments/
 
 from __future__ import annotations
 
+import inspect
 import os
 import re
 import shutil
@@ -21,7 +22,10 @@ import pytest
 import yaml
 
 from roadeval.deployments import demo
-from roadeval.flows.panel_deployments import (
+from roadeval.flows.panel.file import panel_from_dict, with_reuse_for
+from roadeval.flows.panel.reading import PanelError
+from roadeval.flows.prefect.deployed import evaluate_panel_file
+from roadeval.flows.prefect.panel_deployments import (
     Kind,
     PanelDeployment,
     cron_problem,
@@ -34,7 +38,7 @@ from support.prefect_server import PrefectServer
 from support.trip_panel import invoke
 
 REPO = Path(__file__).resolve().parents[2]
-DEMO_PANEL = str(REPO / "flows" / "panels" / "demo.yaml")
+DEMO_PANEL = str(REPO / "flows" / "panel" / "bundled" / "demo.yaml")
 
 
 def _read(full_name: str) -> Any:
@@ -80,8 +84,12 @@ def test_the_three_deployments_register_and_read_back(tmp_path: Path) -> None:
         spec.runner_deployment().apply()
     scheduled, rerun, campaign = (_read(s.full_name) for s in specs)
     expected = {"panel": DEMO_PANEL, "store": str(tmp_path / "store"), "budget_usd": 2.5}
+    # The scheduled run asks models called over the network again; the others reuse.
+    assert scheduled.parameters == {**expected, "reuse_for": "never"}
+    assert rerun.parameters == campaign.parameters == expected
+    assert "reuse_for" in rerun.parameter_openapi_schema["properties"]
     for deployment, spec in zip((scheduled, rerun, campaign), specs, strict=True):
-        assert deployment.parameters == expected
+        assert deployment.parameters == spec.parameters
         assert deployment.entrypoint == spec.entrypoint
         assert "roadeval" in deployment.tags and deployment.description == spec.description
         # A module path: an installed roadeval needs no image and no remote storage.
@@ -90,8 +98,8 @@ def test_the_three_deployments_register_and_read_back(tmp_path: Path) -> None:
     assert schedule.slug == f"{name}-cron" and schedule.active
     assert schedule.schedule.cron == "15 4 * * 2" and schedule.schedule.timezone == "Europe/Paris"
     assert rerun.schedules == [] and campaign.schedules == []
-    assert scheduled.entrypoint == "roadeval.flows.deployed.evaluate_panel_file"
-    assert campaign.entrypoint == "roadeval.flows.deployed.run_campaign"
+    assert scheduled.entrypoint == "roadeval.flows.prefect.deployed.evaluate_panel_file"
+    assert campaign.entrypoint == "roadeval.flows.prefect.deployed.run_campaign"
     # The campaign's budget is a parameter it cannot run without; the rerun's baseline one it may.
     assert set(campaign.parameter_openapi_schema["required"]) == {"panel", "budget_usd"}
     assert "against" in rerun.parameter_openapi_schema["properties"]
@@ -106,7 +114,7 @@ def test_the_three_deployments_register_and_read_back(tmp_path: Path) -> None:
 def test_deployments_for_a_process_work_pool(tmp_path: Path) -> None:
     from prefect.client.orchestration import get_client
 
-    from roadeval.flows.prefect_deployments import apply_to_pool
+    from roadeval.flows.prefect.deployments import apply_to_pool
 
     name, pool = f"pool-{uuid.uuid4().hex[:6]}", f"roadeval-{uuid.uuid4().hex[:6]}"
     specs = _specs(name, tmp_path)
@@ -245,6 +253,43 @@ def test_every_declared_schedule_is_a_five_field_cron_line() -> None:
     crons = [s["cron"] for d in declared["deployments"] for s in d.get("schedules") or []]
     assert crons and all(cron_problem(cron) is None for cron in crons), crons
     assert all(cron_problem(s.cron) is None for s in demo.deployments() if s.cron is not None)
+
+
+def test_the_scheduled_run_asks_models_over_the_network_again_unless_the_panel_says(
+    tmp_path: Path,
+) -> None:
+    """The scheduled deployment's `reuse_for` is the default of the models called over the
+    network whose entry and panel set none; built-in baselines keep reusing."""
+    scheduled, rerun, campaign = panel_deployments(DEMO_PANEL, "fresh")
+    assert scheduled.parameters["reuse_for"] == "never"
+    assert "reuse_for" not in rerun.parameters and "reuse_for" not in campaign.parameters
+    assert "reuse_for" in inspect.signature(evaluate_panel_file.fn).parameters
+    models = [
+        {"model": "openai/api", "name": "api"},
+        {"model": "openai/api", "name": "weekly", "reuse_for": "7d"},
+        {"model": "roadeval/random", "name": "random"},
+        {"model": "roadeval/always-a", "name": "always-a", "reuse_for": "never"},
+    ]
+    body = {"suites": [{"name": "trip", "demo": True}], "models": models}
+    judge = {"model": "openai/j", "api_base": "http://127.0.0.1:9/v1"}
+
+    def resolved(**extra: Any) -> dict[str, str | None]:
+        panel = panel_from_dict({**body, **extra}, source="p.yaml", base_dir=tmp_path)
+        done = with_reuse_for(panel, scheduled.parameters["reuse_for"])
+        return {m.label: m.reuse_for for m in [*done.models, *([done.judge] if done.judge else [])]}
+
+    assert resolved(judge=judge) == {
+        "api": "never",
+        "weekly": "7d",
+        "random": "forever",
+        "always-a": "never",
+        "openai/j": "never",
+    }
+    # The panel's own reuse_for wins over the deployment's, for every model but the baselines.
+    assert resolved(reuse_for="30d")["api"] == "30d"
+    assert resolved(reuse_for="30d")["random"] == "forever"
+    with pytest.raises(PanelError, match=r"reuse_for \(the run's default\): '7 days' is not"):
+        with_reuse_for(panel_from_dict(body, source="p.yaml", base_dir=tmp_path), "7 days")
 
 
 @pytest.mark.usefixtures("under_prefect")

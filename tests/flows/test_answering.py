@@ -7,8 +7,9 @@ from concurrent.futures import Future
 from types import SimpleNamespace
 from typing import Any
 
-from roadeval.flows.answering import AnswerSpread, StartingWorkers, planning_waves
+from roadeval.flows.stages.answer import AnswerSpread, StartingWorkers, planning_waves
 from roadeval.tasks.calls.stopping import StopSignal
+from roadeval.tasks.requests.freshness import now
 from roadeval.tasks.shard.answer_workers import SPREAD_FROM, SPREAD_WARMED_FROM, processes_for
 
 
@@ -31,7 +32,7 @@ def plan(items: int, stored: int, baseline: bool = False) -> Any:
 
 
 def spread(items: int) -> AnswerSpread:
-    return AnswerSpread(None, lambda: [], StopSignal(), "run", False, items)
+    return AnswerSpread(None, lambda: [], StopSignal(), "run", now(), False, items)
 
 
 def test_a_fresh_large_run_is_projected_from_its_first_plan() -> None:

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from roadeval.benchmarks.registry import get_suite
 from roadeval.benchmarks.tbbench.rows import PARQUET_BATCH_ROWS
-from roadeval.flows.cli import app
+from roadeval.flows.cli.main import app
 
 pytestmark = pytest.mark.usefixtures("under_prefect")
 

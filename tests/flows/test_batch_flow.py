@@ -6,6 +6,7 @@ batch model with no batch price is refused before any call."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +71,13 @@ def test_a_batch_model_answers_a_suite_lands_its_answers_and_a_rerun_sends_nothi
     tmp_path: Path, batch_server: BatchServer
 ) -> None:
     source, gold = trip_gold(tmp_path)
-    batch_server.rules["batchy"] = gold_rule(gold)
+    answer = gold_rule(gold)
+
+    def served(body: dict[str, Any], hit: int) -> Any:
+        # What served each line, as a provider's batch output names it.
+        return replace(answer(body, hit), served_model="gpt-x-2026", system_fingerprint="fp_b1")
+
+    batch_server.rules["batchy"] = served
     batch_server.polls_until_done = 1
     model = batch_model(batch_server)
     panel = write_panel(tmp_path / "panel.yaml", source, [model], chunk_size=10)
@@ -92,6 +99,11 @@ def test_a_batch_model_answers_a_suite_lands_its_answers_and_a_rerun_sends_nothi
         _, cost, tokens_in, tokens_out, error = row.split(",")
         assert (tokens_in, tokens_out, error) == ("10", "1", "")
         assert float(cost) == pytest.approx(10 * IN + OUT)  # the batch price, not the online one
+    identity = query_csv(
+        store,
+        "select distinct served_model, system_fingerprint from responses where model = 'batchy'",
+    )
+    assert identity[1:] == ["gpt-x-2026,fp_b1"]
     correct = query_csv(store, "select avg(value) from scores where metric = 'correct'")
     assert float(correct[1]) == 1.0
     total = query_csv(store, "select sum(cost_usd) from costs")

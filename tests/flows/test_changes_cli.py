@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from roadeval.benchmarks.registry import get_suite
-from roadeval.flows import run_diff
+from roadeval.flows.rerun import diff as run_diff
 from roadeval.storage.store import open_store
 
 from support.orchestrators import no_prefect_api

@@ -173,7 +173,7 @@ def test_a_served_deployment_runs_a_rerun_that_shows_in_prefect(
 def test_the_deployed_flow_fails_a_run_whose_answers_are_errors(
     tmp_path: Path, server: ModelServer
 ) -> None:
-    from roadeval.flows.deployed import evaluate_panel_file
+    from roadeval.flows.prefect.deployed import evaluate_panel_file
 
     source, _ = trip_gold(tmp_path)
     server.rules["down"] = lambda body, hit: Reply(status=500, text="internal")

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from roadeval.flows.manifest import engines_used
-from roadeval.flows.orchestration import OrchestratorKind
-from roadeval.flows.panel_file import panel_from_dict, with_dask_address, with_ray_address
-from roadeval.flows.run_parts import RunContext
-from roadeval.flows.run_record import engine_columns
+from roadeval.flows.panel.file import panel_from_dict, with_dask_address, with_ray_address
+from roadeval.flows.run.manifest import engines_used
+from roadeval.flows.run.parts import RunContext
+from roadeval.flows.run.record import engine_columns
+from roadeval.flows.stages.orchestration import OrchestratorKind
 from roadeval.storage.store import open_store
 from roadeval.tasks.results.engines import EngineRecord, EnginesRecord, bare_address
 from roadeval.tasks.results.manifest import RunManifest, Totals

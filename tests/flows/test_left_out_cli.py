@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from roadeval.benchmarks.errors import BadItemPolicy
 from roadeval.benchmarks.registry import get_suite
-from roadeval.flows.cli import app
+from roadeval.flows.cli.main import app
 
 from support.html_tables import read_page
 

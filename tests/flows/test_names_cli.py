@@ -17,7 +17,7 @@ import yaml
 from typer.testing import CliRunner
 
 from roadeval.benchmarks.registry import get_suite
-from roadeval.flows.cli import app
+from roadeval.flows.cli.main import app
 from roadeval.names import refused_character
 
 pytestmark = pytest.mark.usefixtures("inline")

@@ -14,7 +14,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from roadeval.flows.cli import app
+from roadeval.flows.cli.main import app
 
 from support.cli_process import start_cli
 
@@ -157,6 +157,25 @@ def test_a_billion_samples_is_refused_at_once_naming_file_field_and_why(tmp_path
             "render.n_workers: 100,000 is",
             "cores",
         ),
+        (
+            {"reuse_for": "0s"},
+            {},
+            "(random).reuse_for: 0s (0 is less than 1, the least it may be",
+            "for none, write 'never'",
+        ),
+        (
+            {},
+            {"reuse_for": "4000d"},
+            "reuse_for: 4000d (345,600,000 is more than 315,360,000, the most it may be",
+            "longer is 'forever'",
+        ),
+        (
+            {"reuse_for": "7 days"},
+            {},
+            "(random).reuse_for: '7 days' is not a duration",
+            "a whole number and a unit (s, m, h, d or w: 12h, 7d, 30d), 'forever' or 'never'",
+        ),
+        ({}, {"reuse_for": 7}, "reuse_for: 7 is not a duration", "'forever' or 'never'"),
         (
             {},
             {"suites": [{"name": "trip", "demo": True, "options": {"max_row_bytes": 2**40}}]},

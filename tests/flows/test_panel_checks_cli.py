@@ -16,7 +16,7 @@ import yaml
 from typer.testing import CliRunner
 
 from roadeval.benchmarks.registry import get_suite
-from roadeval.flows.cli import app
+from roadeval.flows.cli.main import app
 
 from support.model_server import ModelServer, Reply
 from support.trip_panel import query_csv

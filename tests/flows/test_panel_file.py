@@ -10,8 +10,8 @@ import yaml
 
 from roadeval.benchmarks.errors import SuiteSourceError, UnknownFieldPolicy
 from roadeval.benchmarks.registry import get_suite
-from roadeval.flows.panel_file import PanelError, load_panel, panel_from_dict
-from roadeval.flows.suites import load_entry
+from roadeval.flows.panel.file import PanelError, load_panel, panel_from_dict
+from roadeval.flows.stages.load import load_entry
 
 
 def test_relative_source_resolves_against_the_panel_folder(tmp_path: Path) -> None:

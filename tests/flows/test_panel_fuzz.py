@@ -20,8 +20,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from roadeval.flows.cli import app
-from roadeval.flows.panel_file import Panel, PanelError, load_panel
+from roadeval.flows.cli.main import app
+from roadeval.flows.panel.file import Panel, PanelError, load_panel
 from roadeval.names import refused_character
 
 from support.cli_process import start_cli

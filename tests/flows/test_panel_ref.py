@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from roadeval.flows.panel_file import PanelError
-from roadeval.flows.panel_ref import absolute_panel_ref, bundled_names, load_panel_ref
+from roadeval.flows.panel.file import PanelError
+from roadeval.flows.panel.ref import absolute_panel_ref, bundled_names, load_panel_ref
 
 PANEL = {
     "name": "ref",

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from roadeval.flows.cli import app
+from roadeval.flows.cli.main import app
 
 pytestmark = pytest.mark.usefixtures("inline")
 

@@ -9,13 +9,9 @@ import logging
 import subprocess
 import sys
 
-from roadeval.flows.prefect_artifacts import artifact_key, leaderboard
-from roadeval.flows.run_log import (
-    LOGGER,
-    _NotFromRuns,
-    quiet_prefect_run_logs_on_console,
-    run_logger,
-)
+from roadeval.flows.prefect.artifacts import artifact_key, leaderboard
+from roadeval.flows.prefect.flow import _NotFromRuns, quiet_prefect_run_logs_on_console
+from roadeval.flows.run.log import LOGGER, run_logger
 from roadeval.storage.records import MetricRow
 from roadeval.tasks.results.leaderboard import ItemHealth
 
@@ -89,7 +85,7 @@ def test_outside_a_flow_run_the_lines_go_to_roadeval_run() -> None:
 def test_outside_a_flow_run_a_warning_is_not_printed_unless_logging_is_configured() -> None:
     """The CLI prints a run's warnings itself: Python's last-resort handler would print them
     a second time (in a process of its own: pytest configures logging)."""
-    code = "from roadeval.flows.run_log import run_logger; run_logger().warning('not built')"
+    code = "from roadeval.flows.run.log import run_logger; run_logger().warning('not built')"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stderr == ""
 

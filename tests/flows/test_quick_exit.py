@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from roadeval.flows import quick_exit
+from roadeval.flows.run import quick_exit
 
 from support.model_server import ModelServer, Reply
 from support.trip_panel import answering_panel, query_csv
 
 _LEAVES = """
 import atexit, sys
-from roadeval.flows import quick_exit
+from roadeval.flows.run import quick_exit
 quick_exit.arm()
 atexit.register(lambda: print("atexit ran", flush=True))
 sys.stdout.write("buffered, no newline")
@@ -90,7 +90,7 @@ def test_console_script_run_reports_and_lands_everything(
     store = str(tmp_path / "store")
     command = ["run", "--panel", str(panel), "--store", store]
     done = subprocess.run(
-        [sys.executable, "-m", "roadeval.flows.cli", *command],
+        [sys.executable, "-m", "roadeval.flows.cli.main", *command],
         capture_output=True,
         text=True,
         timeout=300,

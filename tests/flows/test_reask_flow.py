@@ -10,7 +10,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from roadeval.flows.cli import app
+from roadeval.flows.cli.main import app
 from roadeval.storage.catalog import query
 from roadeval.storage.store import open_store
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from roadeval.flows.cli import app
+from roadeval.flows.cli.main import app
 
 from support.html_tables import read_page
 from support.model_server import ModelServer, Reply

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from roadeval.benchmarks.registry import get_suite
-from roadeval.flows.run_landed import LANDED_COLUMNS, landed_counts
+from roadeval.flows.cli.landed import LANDED_COLUMNS, landed_counts
 from roadeval.storage.store import open_store
 
 from support.cli_process import start_cli, wait_until

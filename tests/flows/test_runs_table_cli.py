@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from roadeval.flows.cli import app
+from roadeval.flows.cli.main import app
 
 from support.model_server import ModelServer, Reply
 from support.trip_panel import query_csv, trip_gold, write_panel

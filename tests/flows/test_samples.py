@@ -4,10 +4,13 @@ joins the request key), scored apart and said so in every row."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from roadeval.tasks.requests import freshness
 
 from support.model_server import ModelServer, Reply
 from support.trip_panel import invoke, query_csv, trip_gold, write_panel
@@ -117,3 +120,52 @@ def test_a_dry_run_counts_each_samples_requests_as_the_run_then_sends_them(
     result = invoke("run", "--panel", panel(3), "--store", store)
     assert result.exit_code == 0, result.output
     assert len(server.hits_for("sampled")) == n
+
+
+def test_a_dry_run_asks_again_the_samples_whose_answers_are_stale_as_the_run_then_does(
+    tmp_path: Path, server: ModelServer
+) -> None:
+    """Each sample is fresh or stale by its own answer: sample 1 bought three days ago, sample 2
+    now, sample 3 never. Under `reuse_for: 1d` a dry run of 3 samples counts samples 1 and 3 to
+    ask (1 of them stale) and 2 answered, a plan row per run of samples answered and stale
+    alike, and the run that follows sends exactly that."""
+    source, gold = trip_gold(tmp_path)
+    n = len(gold)
+
+    def panel(samples: int, **reuse: str) -> str:
+        model = {"model": "openai/sampled", "api_base": server.api_base, "samples": samples}
+        path = tmp_path / f"p{samples}{''.join(reuse)}.yaml"
+        return str(write_panel(path, source, [model], **ENGINES, **reuse))
+
+    store = str(tmp_path / "store")
+    server.rules["sampled"] = lambda body, hit: Reply("A")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(freshness, "now", lambda: datetime.now(UTC) - timedelta(days=3))
+        assert invoke("run", "--panel", panel(1), "--store", store).exit_code == 0
+    assert invoke("run", "--panel", panel(2), "--store", store).exit_code == 0
+    assert len(server.hits_for("sampled")) == 2 * n
+    server.reset()
+    server.rules["sampled"] = lambda body, hit: Reply("A")
+
+    one_day = panel(3, reuse_for="1d")
+    result = invoke("campaign", "--panel", one_day, "--dry-run", "--store", store)
+    assert result.exit_code == 0, result.output
+    assert server.hits == []
+    dry = "(select run_id from runs where status = 'planned')"
+    estimate = query_csv(
+        store, f"select requests, answered, stale from estimates where run_id = {dry}"
+    )
+    assert estimate[1:] == [f"{2 * n},{n},{n}"]
+    plan = query_csv(
+        store,
+        "select sample, answered, stale, count(*), sum(samples) from plan "
+        f"where run_id = {dry} group by all order by sample",
+    )
+    assert plan[1:] == [f"1,False,True,{n},{n}", f"2,True,False,{n},{n}", f"3,False,False,{n},{n}"]
+
+    result = invoke("run", "--panel", one_day, "--store", store)
+    assert result.exit_code == 0, result.output
+    assert len(server.hits_for("sampled")) == 2 * n
+    manifests = [json.loads(p.read_text()) for p in (Path(store) / "runs").glob("*/manifest.json")]
+    last = max(manifests, key=lambda m: m["started_at"])
+    assert [(c["calls"], c["stale"]) for c in last["counts"]] == [(2 * n, n)]

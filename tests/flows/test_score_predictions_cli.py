@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from roadeval.benchmarks.registry import get_suite
 from roadeval.benchmarks.roadbench.tasks import TASKS
-from roadeval.flows.cli import app
+from roadeval.flows.cli.main import app
 
 runner = CliRunner()
 REPO = Path(__file__).resolve().parents[2]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from roadeval.flows.orchestration import OrchestratorKind, choose
+from roadeval.flows.stages.orchestration import OrchestratorKind, choose
 
 from support.cli_process import wait_until
 from support.model_server import ModelServer, Reply
@@ -26,7 +26,7 @@ HEAVY = ("prefect", "scipy", "shapely", "ray", "dask", "distributed", "matplotli
 # imported much more by now, so its own sys.modules would prove nothing.
 _PROBE = """
 import json, sys
-from roadeval.flows.cli import app
+from roadeval.flows.cli.main import app
 try:
     app(sys.argv[1:], standalone_mode=False)
     code = 0
@@ -139,7 +139,8 @@ def test_prefect_is_chosen_when_configured_or_asked(
 # worker whose server imported LiteLLM on the other core while this process loaded and planned.
 _PROBE_ARMED = """
 import json, sys
-from roadeval.flows import cli, quick_exit
+from roadeval.flows.cli import main as cli
+from roadeval.flows.run import quick_exit
 quick_exit.arm()
 try:
     cli.app(sys.argv[1:], standalone_mode=False)

@@ -14,7 +14,7 @@ import yaml
 from typer.testing import CliRunner
 
 from roadeval.benchmarks.registry import get_suite
-from roadeval.flows.cli import app
+from roadeval.flows.cli.main import app
 
 pytestmark = [pytest.mark.s3, pytest.mark.usefixtures("inline")]
 

@@ -16,7 +16,7 @@ import pytest
 RACE = textwrap.dedent(
     """
     import importlib.abc, sys, threading, warnings
-    from roadeval.flows.warmup import import_in_background
+    from roadeval.flows.run.warmup import import_in_background
 
     inside, arrived, left = threading.Event(), threading.Event(), threading.Event()
 

@@ -18,7 +18,7 @@ from roadeval.benchmarks.loading import LoadReport
 from roadeval.benchmarks.messages import ImageRef, Message, user_message
 from roadeval.benchmarks.output import ModelOutput
 from roadeval.benchmarks.suite import ParsedAnswer, ParseStatus, ScoredItem, Suite
-from roadeval.flows.cli import app
+from roadeval.flows.cli.main import app
 from roadeval.storage.catalog import view_names
 from roadeval.storage.landing import Part, land
 from roadeval.storage.records import Int32

@@ -355,7 +355,7 @@ def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
         "id": "chatcmpl-batch",
         "object": "chat.completion",
         "created": int(time.time()),
-        "model": body.get("model"),
+        **reply.served_by(body),
         "choices": [
             {
                 "index": 0,

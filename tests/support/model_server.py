@@ -42,6 +42,17 @@ class Reply:
     # Per output token: (token, logprob, [(alternative, logprob), ...]), sent as OpenAI does:
     # the likeliest alternatives first, as many as the request's `top_logprobs` (when it has one).
     logprobs: list[tuple[str, float, list[tuple[str, float]]]] | None = None
+    # What the reply says served it: the `model` it names (the request's unless set, as a
+    # vLLM or SGLang server names its served model) and a `system_fingerprint` (none unless set).
+    served_model: str | None = None
+    system_fingerprint: str | None = None
+
+    def served_by(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The reply body's `model` (and `system_fingerprint`, when set) for request `body`."""
+        named: dict[str, Any] = {"model": self.served_model or body.get("model")}
+        if self.system_fingerprint is not None:
+            named["system_fingerprint"] = self.system_fingerprint
+        return named
 
 
 @dataclass(frozen=True)
@@ -370,7 +381,7 @@ class ModelServer:
                     "id": "chatcmpl-test",
                     "object": "chat.completion",
                     "created": int(time.time()),
-                    "model": body.get("model"),
+                    **reply.served_by(body),
                     "choices": [choice],
                     "usage": {
                         "prompt_tokens": reply.prompt_tokens,

@@ -1,10 +1,10 @@
 """Which orchestrator a test's runs use, named by the test rather than left to test order.
 
 A run is orchestrated by Prefect when PREFECT_API_URL is set (or a Prefect profile sets it, or
-`--prefect` asks), else inline (`roadeval.flows.orchestration.choose`). A test that runs a panel
-names one: the `under_prefect` fixture (the session's Prefect server, for that test only) or the
-`inline` fixture (no Prefect API, whatever the developer's shell or profile says), or a fixture
-of wider scope wraps its own run in `prefect_api(...)` or `no_prefect_api(...)`.
+`--prefect` asks), else inline (`roadeval.flows.stages.orchestration.choose`). A test that runs a
+panel names one: the `under_prefect` fixture (the session's Prefect server, for that test only) or
+the `inline` fixture (no Prefect API, whatever the developer's shell or profile says), or a
+fixture of wider scope wraps its own run in `prefect_api(...)` or `no_prefect_api(...)`.
 
 `watch_choices` makes every in-process choice of an orchestrator check that one was named and
 that the run chose it; `check_cli_run` does the same for a `roadeval` command started as a
@@ -21,8 +21,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from roadeval.flows import orchestration
-from roadeval.flows.orchestration import OrchestratorKind
+from roadeval.flows.stages import orchestration
+from roadeval.flows.stages.orchestration import OrchestratorKind
 
 _ORIGINAL_CHOOSE: Callable[..., OrchestratorKind] = orchestration.choose
 
@@ -149,8 +149,9 @@ def _watching_choose(prefect: bool = False) -> OrchestratorKind:
 
 @contextmanager
 def watch_choices() -> Iterator[None]:
-    """While open, `choose` (in `roadeval.flows.orchestration` and wherever roadeval imported it
-    by name, e.g. `roadeval.flows.panel`) checks that the test named the orchestrator chosen.
+    """While open, `choose` (in `roadeval.flows.stages.orchestration` and wherever roadeval
+    imported it by name, e.g. `roadeval.flows.evaluate`) checks that the test named the
+    orchestrator chosen.
     Modules imported later take the checking `choose` by themselves."""
     patched: list[Any] = []
     for name, module in list(sys.modules.items()):

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from roadeval.flows.run_record import event_row
+from roadeval.flows.run.record import event_row
 from roadeval.storage.landing import Part, land
 from roadeval.storage.records import (
     ChangeRow,

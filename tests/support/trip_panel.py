@@ -14,7 +14,7 @@ from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.registry import get_suite
 from roadeval.benchmarks.suite import ParsedAnswer
 from roadeval.benchmarks.trip.suite import TripSuite
-from roadeval.flows.cli import app
+from roadeval.flows.cli.main import app
 
 from support.model_server import Reply, prompt_text
 

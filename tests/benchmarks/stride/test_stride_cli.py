@@ -13,7 +13,7 @@ from stride_support import oracle_questions, write
 from typer.testing import CliRunner
 
 import roadeval.benchmarks.stride  # noqa: F401  (registers the suite by import, entry point aside)
-from roadeval.flows.cli import app
+from roadeval.flows.cli.main import app
 
 runner = CliRunner()
 

@@ -15,7 +15,7 @@ from v2xqa_support import RowFactory
 import roadeval.benchmarks.v2xqa  # noqa: F401  (registers the suite for the CLI)
 from roadeval.benchmarks.suite import PredictionsRequest
 from roadeval.benchmarks.v2xqa.suite import V2XQASuite
-from roadeval.flows.cli import app
+from roadeval.flows.cli.main import app
 
 runner = CliRunner()
 SUITE = V2XQASuite()

@@ -20,6 +20,7 @@ import threading
 import time
 from collections import Counter
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -368,8 +369,9 @@ def test_a_process_that_runs_again_reads_what_was_packed_since_its_last_run(
         assert found is not None and found.output.text == "A1"
 
 
-def _pack_elsewhere(store: LocalStore, n: int) -> None:
-    """Another process packs the answer to request `n` (its journal left open)."""
+def _pack_elsewhere(store: LocalStore, n: int, call: ModelCall | None = None) -> None:
+    """Another process packs the answer to request `n` (`call`, else `answer(n)`; its journal
+    left open)."""
     script = (
         "import asyncio, sys\n"
         "from roadeval.storage.store import LocalStore\n"
@@ -380,7 +382,7 @@ def _pack_elsewhere(store: LocalStore, n: int) -> None:
     )
     subprocess.run(
         [sys.executable, "-c", script, str(store.root), key(n)],
-        input=answer(n).to_cache(),
+        input=(call or answer(n)).to_cache(),
         check=True,
     )
 
@@ -421,3 +423,51 @@ def test_the_packs_give_back_every_request_key_they_hold_as_it_was_written(
     asyncio.run(write())
     forget_catalogues()
     assert stored_request_keys(store) == set(odd)
+
+
+def _asked_again(n: int, when: datetime) -> ModelCall:
+    return replace(answer(n), output=ModelOutput(text=f"again {n}"), answered_at=when)
+
+
+def test_an_answer_asked_again_wins_over_the_older_one_a_folded_index_holds(
+    tmp_path: Path,
+) -> None:
+    """A request whose answer grew older than its model's `reuse_for` is asked again: its
+    store then holds two answers. A reader takes the later, although the journal's own index
+    (read first: its name sorts before `merged-`) is followed by the folded one of the old."""
+    store = RemoteFolder(tmp_path / "store")
+    _close_journals_keeping(store, 0, FAN_IN)  # key 7's first answer, folded into merged-1
+    now = datetime.now(UTC)
+
+    async def again() -> None:
+        journal = Journal(store)
+        await journal.keep(key(7), _asked_again(7, now).to_cache(), StopSignal())
+        await journal.close()
+
+    asyncio.run(again())
+    assert (
+        sorted(name.split("-")[0] for name in _index_names(store) if name.endswith(".json"))[-1]
+        == "merged"
+    )
+    _as_another_process(store)
+    found = ResponseCache(store, fresh_since=now - timedelta(hours=1)).find(key(7))
+    assert found.answer is not None and found.answer.output.text == "again 7"
+    assert found.answer.answered_at == now and found.stale is None
+
+
+def test_a_stale_answer_is_passed_over_and_a_later_one_found_when_recent(
+    tmp_path: Path,
+) -> None:
+    """A claim says the request was answered since the run began: the answer this process
+    read is too old, so the packs are read again for the later one, not asked a third time."""
+    store = RemoteFolder(tmp_path / "store")
+    since = datetime.now(UTC) - timedelta(days=1)
+    _close_journals_keeping(store, 0, 1)  # answers with no time: of unknown age
+    cache = ResponseCache(store, fresh_since=since)
+    stale = cache.find(key(1))
+    assert stale.answer is None and stale.stale is not None and stale.stale.answered_at is None
+    assert ResponseCache(store).get(key(1)) is not None  # reused forever all the same
+    _pack_elsewhere(store, 1, _asked_again(1, datetime.now(UTC)))
+    assert cache.get(key(1)) is None  # a plan's look-up stands by what it read
+    recent = cache.get(key(1), recent=True)
+    assert recent is not None and recent.output.text == "again 1"

@@ -74,7 +74,7 @@ def test_a_plan_on_s3_reads_only_what_the_listing_says_is_there(s3_endpoint: str
         req.__dict__["_key"] = key(n)  # a request known by its key alone (computed once)
         return req
 
-    found = [plan.lookup(request(n)) for n in range(50)]
+    found = [plan.lookup(request(n)).answer for n in range(50)]
     assert [n for n, f in enumerate(found) if f is not None] == [1]
     # One listing of the journals (their packs), one of the entries, one read of the hit.
     assert calls == ["ListObjectsV2", "ListObjectsV2", "GetObject"]
@@ -114,7 +114,7 @@ def test_a_dry_runs_look_ups_on_a_folder_read_only_the_answers_its_one_listing_h
     run = "20260101T000000Z-aaaaaaaa"
     plans = [ResponseCache(store, run_id=run, counted=True) for _ in range(3)]
     lists = store.lists
-    found = [plans[n % 3].lookup_key(key(n)) for n in range(1000)]
+    found = [plans[n % 3].lookup_key(key(n)).answer for n in range(1000)]
     assert [n for n, f in enumerate(found) if f is not None] == [1]
     assert store.reads == 2  # the two keys listed, nothing else
     assert store.lists - lists <= 2  # one listing of entries (and the journals) for all plans

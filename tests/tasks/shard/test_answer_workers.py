@@ -14,6 +14,7 @@ from roadeval.tasks.calls.budget import OUT_OF_BUDGET, Budget
 from roadeval.tasks.calls.gateway import ModelClient
 from roadeval.tasks.calls.stopping import StopSignal
 from roadeval.tasks.render.stage import render_items
+from roadeval.tasks.requests.freshness import now
 from roadeval.tasks.requests.model_spec import ModelSpec
 from roadeval.tasks.shard.answer_workers import AnswerWorkers
 from roadeval.tasks.shard.plan import Shard, ShardPlan, plan_shard
@@ -57,6 +58,7 @@ def workers_for(client: ModelClient, budget: Budget) -> AnswerWorkers:
         {client.spec.label: client.stats},
         client.stop,
         client.run_id or "r",
+        now(),
         budget.capped,
     )
 

@@ -5,7 +5,8 @@ attempts (re-asks and judge calls included)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -172,3 +173,73 @@ def test_a_dry_runs_shard_reads_only_stored_answers_and_counts_as_a_shard_per_sa
     assert [r.request_key for r in first] == [
         per_sample[r.first - 1].items[0].requests[0].key for r in first
     ]
+
+
+@pytest.mark.parametrize("listed", [False, True])
+def test_a_counted_shard_asks_a_stale_sample_again_as_its_own_plan_would(
+    tmp_path: Path, listed: bool
+) -> None:
+    """Under `reuse_for`, each sample is fresh or stale by its own stored answer: a dry run's
+    runs of samples part where their freshness does, and its counts (asked, answered, stale)
+    and rows are those of the plans a shard per sample makes, which are what the run sends;
+    looked up in one listing of the store (`listed`, a dry run's) as one by one."""
+    store = LocalStore(tmp_path / "store")
+    suite = get_suite("roadbench")
+    items = suite.load(suite.generate_demo(tmp_path / "rb")).items[:4]
+    renders = render_items(suite, items).renders
+    spec = ModelSpec(
+        model="openai/gpt-4o", params={"max_tokens": 40}, samples=SAMPLES, reuse_for="1d", **PRICES
+    )
+    client = ModelClient(spec, fresh_from=NOW)
+    old, recent = NOW - timedelta(days=3), NOW - timedelta(hours=1)
+    # Per sample, when its first attempt's answer was bought: stale, stale, fresh, none, stale.
+    bought = {1: old, 2: old, 3: recent, 5: old}
+
+    def per_sample() -> list[ShardPlan]:
+        return [
+            plan_shard(Shard("run", s, suite, client, items, sample=s), renders, cache)
+            for s in range(1, SAMPLES + 1)
+        ]
+
+    cache = ResponseCache(store)
+    for plan in per_sample():
+        when = bought.get(plan.shard.sample)
+        for planned in plan.items[1:]:  # the first item: no sample answered at all
+            if when is not None:
+                key = planned.requests[0].key
+                cache.put(replace(_answer(key, 1), answered_at=when))
+    asked = per_sample()
+    counted = plan_shard(
+        Shard("run-dry", 0, suite, client, items, sample=1, samples=SAMPLES, counted=listed),
+        renders,
+        ResponseCache(store, run_id="run-dry", counted=True) if listed else cache,
+    )
+    runs = [
+        [(run.first, run.count, run.answered, run.stale) for run in planned.samples[0]]
+        for planned in counted.items
+    ]
+    answered_some = [(1, 2, False, True), (3, 1, True, False), (4, 1, False, False)]
+    assert runs == [[(1, SAMPLES, False, False)]] + [[*answered_some, (5, 1, False, True)]] * 3
+
+    (row,) = estimate_plans([counted], None, "run", NOW)
+    (want,) = estimate_plans(asked, None, "run", NOW)
+    for name in ("requests", "requests_worst", "answered", "stale", "tokens_in", "tokens_in_worst"):
+        assert getattr(row, name) == getattr(want, name), name
+    assert row.worst_usd == pytest.approx(want.worst_usd)
+    # Of 4 items x 5 samples: 3 answered fresh (sample 3 of three items), 9 stale, asked again.
+    assert (row.requests, row.answered, row.stale) == (4 * SAMPLES - 3, 3, 9)
+    # What a run sends: the first attempts its plans do not find answered.
+    sent = sum(not p.answered(0) for plan in asked for p in plan.items)
+    assert row.requests == sent
+    assert sum(p.was_stale(0) for plan in asked for p in plan.items) == row.stale
+
+    shown = {
+        (r["item_id"], r["attempt"], r["sample"]): (r["answered"], r["stale"])
+        for plan in asked
+        for r in plan_table(plan, None, NOW).to_pylist()
+    }
+    expanded = {}
+    for r in plan_table(counted, None, NOW).to_pylist():
+        for s in range(r["sample"], r["sample"] + r["samples"]):
+            expanded[(r["item_id"], r["attempt"], s)] = (r["answered"], r["stale"])
+    assert expanded == shown

@@ -13,7 +13,7 @@ from roadeval.tasks.shard.plan_table import plan_table
 NOW = datetime(2026, 12, 4, tzinfo=UTC)
 
 
-def _planned(item_id: str, attempts: int, answered: int) -> Any:
+def _planned(item_id: str, attempts: int, answered: int, stale: int = 0) -> Any:
     params = {"max_tokens": 64, "temperature": 0}
     requests = tuple(
         SimpleNamespace(role="answer", key=f"{item_id}-k{n}", attempt=n, params=params)
@@ -28,6 +28,7 @@ def _planned(item_id: str, attempts: int, answered: int) -> Any:
         images=1,
         prompt_tokens_est=40,
         answered=lambda index: index < answered,
+        was_stale=lambda index: index < stale,
         samples=(),
         sample_count=1,
     )
@@ -46,9 +47,9 @@ def _plan(judged: bool) -> Any:
         client=client("m"),
         suite=SimpleNamespace(uses_judge=judged),
     )
-    return SimpleNamespace(shard=shard, items=[_planned("a", 2, 1), _planned("b", 1, 0)]), client(
-        "judge"
-    )
+    return SimpleNamespace(
+        shard=shard, items=[_planned("a", 2, 1), _planned("b", 1, 0, stale=1)]
+    ), client("judge")
 
 
 def test_a_judged_shard_plans_each_attempt_and_one_conditional_judge_call_per_item() -> None:
@@ -65,6 +66,8 @@ def test_a_judged_shard_plans_each_attempt_and_one_conditional_judge_call_per_it
     ]
     assert [r["task"] for r in rows] == ["t-a", "t-a", "t-a", "t-b", "t-b"]
     assert [r["answered"] for r in rows] == [True, False, False, False, False]
+    # b's stored answer was too old to reuse; which verdict a judge call asks is not known yet.
+    assert [r["stale"] for r in rows] == [False, False, None, True, None]
     assert [r["conditional"] for r in rows] == [False, True, True, False, True]
     assert [r["request_key"] for r in rows] == ["a-k1", "a-k2", None, "b-k1", None]
     assert {(r["run_id"], r["sample"], r["variant"], r["answer_model"]) for r in rows} == {
