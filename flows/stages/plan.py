@@ -152,6 +152,7 @@ def plan_shards(
                             copies=copies,
                             variant=variant,
                             samples=each,
+                            counted=counted,
                         )
                     )
     return shards
@@ -190,7 +191,8 @@ def plan_shard(
     from roadeval.tasks.shard.plan import plan_shard as plan
 
     taken = baseline.for_shard(shard.suite.name, shard.client.spec.label) if baseline else None
-    return plan(shard, renders, ResponseCache(store, run_id=shard.run_id), taken)
+    cache = ResponseCache(store, run_id=shard.run_id, counted=shard.counted)
+    return plan(shard, renders, cache, taken)
 
 
 # Prefect's task name and task-run name (a template over the stage's parameters).
