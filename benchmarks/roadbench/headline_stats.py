@@ -29,6 +29,9 @@ class WeightedF1:
 
     def columns(self, scored: Sequence[ScoredItem]) -> Array | None:
         truths: list[Hashable] = [entry.item.reference for entry in scored]
+        if not all(isinstance(truth, Hashable) for truth in truths):
+            # Not class labels (task 3's geometry): the F1 over classes is undefined there.
+            return None
         # A dict matches labels as the release's Counter does (1 == 1.0, by hash and ==).
         classes: dict[Hashable, int] = {}
         for truth in truths:
