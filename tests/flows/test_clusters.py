@@ -109,7 +109,8 @@ def test_a_point_cloud_panel_on_clusters_by_address_is_a_local_runs_twin(
     judged = "select count(*) from responses where role = 'judge' and not cached"
     assert query_csv(str(clustered), judged)[1] == "6"
     engines = _manifest(clustered)["engines"]
-    assert engines["render"] == {"engine": "dask", "address": dask, "on_cluster": 3}
+    # Drawing's engine is the panel's (or the address's): no choice, so no reason recorded.
+    assert engines["render"] == {"engine": "dask", "address": dask, "on_cluster": 3, "reason": None}
     # STRIDE's six judged and six trajectory items are the heavy ones.
     assert engines["scoring"] == {
         "engine": "ray",
@@ -122,6 +123,7 @@ def test_a_point_cloud_panel_on_clusters_by_address_is_a_local_runs_twin(
         "engine": "local",
         "address": None,
         "on_cluster": 0,
+        "reason": None,
     }
     row = query_csv(
         str(clustered),
