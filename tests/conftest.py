@@ -30,6 +30,17 @@ REPO = Path(__file__).resolve().parents[1]
 _ENGINES = EngineLifetimes()
 
 
+@pytest.fixture(autouse=True, scope="session")
+def prefect_logging_on_the_sessions_stderr() -> None:
+    """Prefect's logging configured once, now: its console handler (on the root logger) keeps
+    the sys.stderr of the moment Prefect first configures logging. Left to the first run that
+    imports Prefect (the run's background imports), that is a CliRunner invocation's stream:
+    library lines landed in that command's output, and later tests' in a closed stream."""
+    from prefect.logging.configuration import ensure_logging_setup
+
+    ensure_logging_setup()
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """The tests to run are known: note each idle-costly engine's last user."""
     _ENGINES.plan(session.items)

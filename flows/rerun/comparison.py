@@ -3,6 +3,7 @@ before the first call; the metric deltas and the paired comparisons, with the me
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
@@ -21,6 +22,8 @@ from roadeval.tasks.rerun.answers import CopyFreshness
 from roadeval.tasks.rerun.changes import ChangeKind
 from roadeval.tasks.rerun.deltas import metric_deltas
 from roadeval.tasks.results.intervals import IntervalSettings
+
+log = logging.getLogger(__name__)
 
 
 def compare_with_baseline(
@@ -102,4 +105,10 @@ def comparisons_against(
         for suite, rows in changes.items()
     }
     found = compare_with_stored(store, (baseline.run_id, run_id), scored, unchanged, settings)
+    for (suite, model), compared in sorted(found.items()):
+        if compared.problem:
+            # Said, not implied: the pair has no comparison rows, the run goes on.
+            log.warning(
+                "%s x %s not compared with the baseline: %s", suite, model, compared.problem
+            )
     return [row for compared in found.values() for row in compared.rows]

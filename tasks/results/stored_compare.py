@@ -21,6 +21,10 @@ from roadeval.tasks.results.stored_scored import landed_scores, scored_items
 # The tables a comparison reads of each run.
 SCORED_TABLES = ("items", "parses", "scores")
 
+# What DuckDB raises for a part it cannot read as Parquet (damaged, cut short), when the view is
+# made or queried: the message names the file.
+_UNREADABLE = (duckdb.InvalidInputException, duckdb.IOException)
+
 
 def compare_stored(
     store: Store,
@@ -54,9 +58,21 @@ def compare_with_stored(
     settings: IntervalSettings,
 ) -> dict[tuple[str, str], ModelComparison]:
     """A run's own scored items (`new`, by suite x model, as it holds them at its end) against
-    run `ids[0]`'s, read from the store: what the run lands against its baseline."""
-    with closing(connect(store, runs=[ids[0]], tables=SCORED_TABLES)) as con:
+    run `ids[0]`'s, read from the store: what the run lands against its baseline. A baseline
+    part that cannot be read leaves the pairs it holds uncompared, each saying why."""
+    try:
+        con = connect(store, runs=[ids[0]], tables=SCORED_TABLES)
+    except _UNREADABLE as exc:
+        # DuckDB reads a part's footer when its view is made: no pair can be read back.
+        problem = _unread(ids[0], exc)
+        return {pair: ModelComparison([], [], [], problem) for pair in sorted(new)}
+    with closing(con):
         return _against(con, ids, new, unchanged, settings)
+
+
+def _unread(run_id: str, exc: Exception) -> str:
+    """Why a run's scored items could not be read back: DuckDB's first line names the part."""
+    return f"run {run_id}'s scored items could not be read back: {str(exc).splitlines()[0]}"
 
 
 def _against(
@@ -72,14 +88,17 @@ def _against(
     for (suite_name, model), items in sorted(new.items()):
         if rules.classes.get(suite_name) is None:
             continue
-        old = landed_scores(con, ids[0], suite_name, model)
-        shared = old.values.keys() & {entry.item.item_id for entry in items}
-        if not shared:
-            continue
         try:
+            old = landed_scores(con, ids[0], suite_name, model)
+            shared = old.values.keys() & {entry.item.item_id for entry in items}
+            if not shared:
+                continue
             before = scored_items(con, old, shared)
         except ValueError as exc:
             found[(suite_name, model)] = ModelComparison([], [], [], str(exc))
+            continue
+        except _UNREADABLE as exc:
+            found[(suite_name, model)] = ModelComparison([], [], [], _unread(ids[0], exc))
             continue
         found[(suite_name, model)] = compare_model(
             get_suite(suite_name),

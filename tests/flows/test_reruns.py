@@ -418,6 +418,11 @@ def test_a_damaged_baseline_part_is_named_and_its_items_are_not_copied(
     assert _hits(server) == 0
     assert len(scorer_calls) == first["suites"][0]["items"]
     assert "not a readable part" in caplog.text and damaged.name in caplog.text
+    # The comparison at the run's end cannot read it either: the pairs of the baseline's scores
+    # view (made over every part) are named as not compared, the part named, and the run ends.
+    uncompared = [r.message for r in caplog.records if "not compared" in r.message]
+    assert any(m.startswith("trip x openai/ra not compared") for m in uncompared)
+    assert all(damaged.name in m for m in uncompared)
 
 
 def _landed(store: Path, table: str, run_id: str) -> list[dict[str, Any]]:
