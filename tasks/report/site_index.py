@@ -12,6 +12,7 @@ from roadeval.storage.store import Store
 from roadeval.tasks.report.blocks import Cell, Header, Note, Section, Table, plain
 from roadeval.tasks.report.build import REPORTS
 from roadeval.tasks.report.site import INDEX_KEY, PANELS, panel_slug, render_site
+from roadeval.tasks.results.money import cost_text
 
 
 def _models(manifest_json: str | None) -> str:
@@ -20,6 +21,16 @@ def _models(manifest_json: str | None) -> str:
     except ValueError:
         return ""
     return ", ".join(str(m.get("name") or m.get("model")) for m in manifest.get("models") or [])
+
+
+def _cost(cost_usd: float | None, manifest_json: str | None) -> str:
+    """The run's cost as `runs` writes it: unknown where requests had no known price."""
+    try:
+        counts = (json.loads(manifest_json) if manifest_json else {}).get("counts") or []
+    except ValueError:
+        counts = []
+    unknown = sum(int(c.get("unknown_cost") or 0) for c in counts)
+    return cost_text(cost_usd or 0.0, unknown)
 
 
 def _link(page: str, kept: set[str]) -> str:
@@ -59,7 +70,7 @@ def index_sections(store: Store) -> list[Section]:
                 plain(started.isoformat(timespec="seconds")),
                 Cell("" if minutes is None else f"{minutes:.1f}", minutes),
                 plain(_models(manifest_json)),
-                Cell(f"${cost or 0.0:.4f}", cost or 0.0),
+                Cell(_cost(cost, manifest_json), cost or 0.0),
             )
         )
     if not runs:
