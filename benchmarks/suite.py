@@ -48,6 +48,11 @@ __all__ = [
 ]
 
 
+# The CPU a judge call costs the process that makes it (the gateway's few milliseconds per
+# call; the judge's own time is waiting, which costs no CPU).
+JUDGE_CALL_CPU_S = 0.005
+
+
 class ParseStatus(StrEnum):
     OK = "ok"
     ABNORMAL = "abnormal"  # an answer was read, but only by a fallback rule the suite counts
@@ -321,6 +326,12 @@ class Suite(ABC):
         """Whether scoring this item is worth sending to the scoring cluster (Ray): CPU-heavy
         metrics, or a judge call. By default, every item of a judged suite."""
         return self.uses_judge
+
+    def heavy_scoring_seconds(self, item: Item) -> float:
+        """The CPU seconds scoring this heavy item is estimated to take: what decides whether
+        a run's heavy scoring pays for starting a local Ray (`tasks.shard.scoring_choice`).
+        By default a judge call's, made through the run's gateway."""
+        return JUDGE_CALL_CPU_S
 
     async def score_item(
         self, item: Item, parsed: ParsedAnswer, output: ModelOutput, judge: Judge | None

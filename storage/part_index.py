@@ -37,6 +37,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from roadeval.storage.index_digests import retired_digests, write_digests
+from roadeval.storage.index_memo import IndexMemo
 from roadeval.storage.store import ConditionalWritesUnsupported, Store
 from roadeval.storage.visibility import listed_parts, run_of
 
@@ -231,7 +232,11 @@ class PartIndex:
             {"name": name, "parts": [list(p) for p in parts], "replaces": list(replaces)}
         ).encode()
         number = self._take(body)
-        if number is not None and number % SEGMENT == 0:
+        if number is None:
+            return
+        # Kept: the fold that closes its segment, and this process's loads, need not read it.
+        IndexMemo.keep(self.store.uri, "entry", number, entry_rows(number, name, parts, replaces))
+        if number % SEGMENT == 0:
             self._fold(number)
 
     def _take(self, body: bytes) -> int | None:
@@ -291,6 +296,7 @@ class PartIndex:
         if number % SNAPSHOT:
             entries = self._read([("entry", n) for n in range(number - SEGMENT + 1, number + 1)])
             self.store.put(_number_key(SEGMENTS, number, ".parquet"), _encode(entries))
+            IndexMemo.keep(self.store.uri, "segment", number, entries)
             return
         listing = self._listing(below=number)
         plan = None if listing is None else listing.plan(upto=number)
@@ -335,6 +341,8 @@ class PartIndex:
 
         segments = numbers(SEGMENTS, _number_key(SEGMENTS, after, ".parquet"))
         entries = numbers(LOG, _entry_key(max(after, 0)))
+        if base is not None and below is None:
+            IndexMemo.forget_through(self.store.uri, base)
         return _Listing(snapshots, base, segments, [n for n in entries if n > after])
 
     def load(self, tables: Iterable[str] | None = None) -> IndexView | None:
@@ -384,14 +392,22 @@ class PartIndex:
         return pa.concat_tables([ROWS.empty_table(), *self._read_each(plan)])
 
     def _read_each(self, plan: list[tuple[str, int]]) -> list[pa.Table]:
+        uri = self.store.uri
+
         def read(step: tuple[str, int]) -> pa.Table:
             kind, number = step
+            kept = IndexMemo.get(uri, kind, number)
+            if kept is not None:
+                return kept
             if kind == "entry":
                 body = json.loads(self.store.get(_entry_key(number)))
                 parts = [(t, k, f) for t, k, f in body["parts"]]
-                return entry_rows(number, body["name"], parts, body.get("replaces", []))
-            folder = SNAPSHOTS if kind == "snapshot" else SEGMENTS
-            return _decode(self.store.get(_number_key(folder, number, ".parquet")))
+                rows = entry_rows(number, body["name"], parts, body.get("replaces", []))
+            else:
+                folder = SNAPSHOTS if kind == "snapshot" else SEGMENTS
+                rows = _decode(self.store.get(_number_key(folder, number, ".parquet")))
+            IndexMemo.keep(uri, kind, number, rows)
+            return rows
 
         if len(plan) <= 1:
             return [read(step) for step in plan]

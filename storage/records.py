@@ -428,6 +428,9 @@ class RunEventRow:
     # Items a suite's scorer raised on (unscored, not in n_scored; None in rows landed before
     # it was kept: the manifest's `totals.scorer_errors` has it).
     n_scorer_errors: int | None = None
+    # Why heavy items were scored on `scoring_engine` (the manifest's `engines.scoring.reason`;
+    # None in rows landed before it was kept).
+    scoring_reason: str | None = None
 
 
 @table("changes")
@@ -493,6 +496,34 @@ class MetricDeltaRow:
     baseline_value: float | None
     new_value: float | None
     delta: float | None
+    variant: str = field(default="", kw_only=True)
+
+
+@table("comparisons")
+@dataclass(frozen=True)
+class ComparisonRow:
+    """One model's headline metric in a run against its value in an earlier run of the panel
+    (its baseline), over the items both scored with unchanged inputs (same id, same content):
+    `difference` = new - baseline there, its 95% interval from a paired bootstrap over those
+    items (whole clusters where they share a scene), `significant` when it leaves out 0;
+    `regressed` and `improved`: the items whose scores moved the worse and the better way."""
+
+    run_id: str
+    baseline_run_id: str
+    suite: str
+    task: str
+    model: str
+    metric: str
+    n: int
+    baseline_value: float
+    new_value: float
+    difference: float
+    ci_low: float
+    ci_high: float
+    significant: bool
+    regressed: int
+    improved: int
+    clusters: int | None = None
     variant: str = field(default="", kw_only=True)
 
 

@@ -1,5 +1,6 @@
 """Session-wide engines for the tests (one Prefect server, one model server, one S3 server), and
-the orchestrator each run test names: `under_prefect` or `inline` (see support.orchestrators)."""
+the orchestrator each run test names: `under_prefect` or `inline` (see support.orchestrators).
+The engines that cost CPU while idle end after their last test (support.engine_lifetimes)."""
 
 from __future__ import annotations
 
@@ -20,10 +21,38 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from support import clusters, orchestrators
 from support.clusters import ExternalClusters
+from support.engine_lifetimes import EngineLifetimes
 from support.model_server import ModelServer
 from support.prefect_server import PrefectServer, start_prefect_server
 
 REPO = Path(__file__).resolve().parents[1]
+
+_ENGINES = EngineLifetimes()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def prefect_logging_on_the_sessions_stderr() -> None:
+    """Prefect's logging configured once, now: its console handler (on the root logger) keeps
+    the sys.stderr of the moment Prefect first configures logging. Left to the first run that
+    imports Prefect (the run's background imports), that is a CliRunner invocation's stream:
+    library lines landed in that command's output, and later tests' in a closed stream."""
+    from prefect.logging.configuration import ensure_logging_setup
+
+    ensure_logging_setup()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The tests to run are known: note each idle-costly engine's last user."""
+    _ENGINES.plan(session.items)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """An engine whose last user this test was ends now (see support.engine_lifetimes)."""
+    try:
+        return (yield)
+    finally:
+        _ENGINES.end_after(item)
 
 
 @pytest.fixture(scope="session", autouse=True)

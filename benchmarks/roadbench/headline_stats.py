@@ -13,21 +13,29 @@ from numpy.typing import NDArray
 
 from roadeval.benchmarks.roadbench.metrics_lanes import compare_lanes
 from roadeval.benchmarks.roadbench.outcomes import scored_outcome
-from roadeval.benchmarks.roadbench.tasks import LANE_ALPHABETS
+from roadeval.benchmarks.roadbench.tasks import LANE_ALPHABETS, LANE_COUNTING_TASKS, ROAD_TYPE_TASK
 from roadeval.benchmarks.suite import ScoredItem, Verdicts
 
 Array = NDArray[np.float64]
+
+# The tasks `scoring.summarize_task` reports an f1 for: lane counting and road type.
+F1_TASKS = LANE_COUNTING_TASKS | {ROAD_TYPE_TASK}
 
 
 @dataclass(frozen=True)
 class WeightedF1:
     """`metrics_counting.weighted_scores(...).f1`: per true class, 2 tp / (|predicted| +
     |true|), weighted by its support. A predicted value no item has as its truth weighs
-    nothing, so the classes are the true ones. Columns per class: [true, predicted, hit]."""
+    nothing, so the classes are the true ones. Columns per class: [true, predicted, hit].
+    Undefined (None) on the tasks whose summary has no f1 (lane designation, road network),
+    as `exact_match` is off the lane tasks: a caller measuring every headline of a task (a
+    comparison of two runs) gets no f1 there, as the run's own rows have none."""
 
     strata: tuple[str, ...] = ()
 
     def columns(self, scored: Sequence[ScoredItem]) -> Array | None:
+        if any(entry.item.task not in F1_TASKS for entry in scored):
+            return None
         truths: list[Hashable] = [entry.item.reference for entry in scored]
         # A dict matches labels as the release's Counter does (1 == 1.0, by hash and ==).
         classes: dict[Hashable, int] = {}

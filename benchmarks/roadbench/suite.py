@@ -41,6 +41,20 @@ from roadeval.benchmarks.vocabulary import Vocabulary
 SUITE_VERSION = "release-8178e69"
 
 
+# Task 3's estimated scoring CPU per item and per reference vertex (`heavy_scoring_seconds`).
+TASK3_ITEM_S = 0.0005
+TASK3_VERTEX_S = 0.0002
+
+
+def reference_vertices(reference: Any) -> int:
+    """The vertices of a task-3 reference's lines (WKT: one more than its commas), counted
+    without parsing them."""
+    lines = reference.get("lines") if isinstance(reference, dict) else None
+    if not isinstance(lines, list):
+        return 0
+    return sum(line.count(",") + 1 for line in lines if isinstance(line, str))
+
+
 @register_suite
 class RoadBenchSuite(Suite):
     """Items are "<task>:<release id>" for tasks "1".."6"; images go as PNG data URLs before the
@@ -101,6 +115,13 @@ class RoadBenchSuite(Suite):
         """Task 3's buffer-F1 (GEOS buffers of every line at three thresholds) costs
         milliseconds per item; the other tasks microseconds."""
         return item.task == ROADNET_TASK
+
+    def heavy_scoring_seconds(self, item: Item) -> float:
+        """Task 3's cost grows with the road network's vertices (each line is buffered, and
+        matched to the answer's): about 0.5 ms plus 0.2 ms a reference vertex on one core
+        (bench/roadbench_scoring.py: 1.5 ms for the release's items of about 5 vertices,
+        40 ms for heavy ones of about 200)."""
+        return TASK3_ITEM_S + TASK3_VERTEX_S * reference_vertices(item.reference)
 
     def score_details(self, item: Item, parsed: ParsedAnswer) -> ItemScore:
         """The values, the anomaly (why the release would drop or crash on the item) kept for

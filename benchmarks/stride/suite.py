@@ -37,6 +37,7 @@ from roadeval.benchmarks.stride.tasks import SUITE_NAME, Kind, expected_points
 from roadeval.benchmarks.stride.vocabulary import VOCABULARY
 from roadeval.benchmarks.stride.waypoints import read_trajectory
 from roadeval.benchmarks.suite import (
+    JUDGE_CALL_CPU_S,
     GroupValue,
     Headline,
     ItemScore,
@@ -51,6 +52,10 @@ from roadeval.benchmarks.vocabulary import Vocabulary
 
 OPEN_ANSWER = "open:answer"
 OPEN_NO_ANSWER = "open:no-answer"
+
+
+# A trajectory item's estimated scoring CPU (`heavy_scoring_seconds`).
+TRAJECTORY_ITEM_S = 0.0001
 
 
 @register_suite
@@ -154,6 +159,13 @@ class StrideSuite(Suite):
     def heavy_scoring(self, item: Item) -> bool:
         """Judge calls and waypoint metrics go to the scoring cluster; MCQ letters do not."""
         return item_kind(item) in (Kind.JUDGED, Kind.TRAJECTORY)
+
+    def heavy_scoring_seconds(self, item: Item) -> float:
+        """A judge call's CPU, or a trajectory's metrics (tens of microseconds an item, its
+        ADE/FDE in Python)."""
+        if item_kind(item) is Kind.JUDGED:
+            return JUDGE_CALL_CPU_S
+        return TRAJECTORY_ITEM_S
 
     async def score_item(
         self, item: Item, parsed: ParsedAnswer, output: ModelOutput, judge: Judge | None

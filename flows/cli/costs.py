@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from rich.table import Table
 
 from roadeval.storage.store import Store
+from roadeval.tasks.results.fitting import FitColumn, captioned, fitted_table
 from roadeval.tasks.results.manifest import shown_as
 from roadeval.tasks.results.money import cost_text
 
@@ -23,6 +24,10 @@ select model, suite, role, variant,
 from costs where run_id = $run_id
 group by all order by model, suite, role, variant
 """
+
+# The numbers of a line, as headed, in the order they give way to a narrow terminal.
+_COUNTED = ("requests", "reused", "tokens in", "tokens out", "USD")
+_SUMMED = ("requests", "reused", "tokens_in", "tokens_out")
 
 
 @dataclass(frozen=True)
@@ -62,36 +67,37 @@ def cost_lines(store: Store, run_id: str) -> list[CostLine]:
     ]
 
 
-def cost_table(lines: list[CostLine]) -> Table:
-    table = Table(title="cost per model, suite and role", title_justify="left")
-    for column in ("model", "suite", "role"):
-        table.add_column(column)
-    for column in ("requests", "reused", "tokens in", "tokens out", "USD"):
-        table.add_column(column, justify="right")
-    for line in lines:
-        table.add_row(
+def cost_table(lines: list[CostLine], width: int) -> Table:
+    """The cost lines and their total at most `width` wide: model and suite whole, the
+    columns that do not fit named under the table."""
+    rows: list[tuple[str, ...]] = [
+        (
             shown_as(line.model, line.variant),
             line.suite,
             line.role,
-            str(line.requests),
-            str(line.reused),
-            str(line.tokens_in),
-            str(line.tokens_out),
+            f"{line.requests:,}",
+            f"{line.reused:,}",
+            f"{line.tokens_in:,}",
+            f"{line.tokens_out:,}",
             line.usd,
         )
+        for line in lines
+    ]
     if lines:
         total = cost_text(
             sum(line.known_usd for line in lines), sum(line.unknown for line in lines)
         )
-        table.add_row(
-            "total",
-            "",
-            "",
-            str(sum(line.requests for line in lines)),
-            str(sum(line.reused for line in lines)),
-            str(sum(line.tokens_in for line in lines)),
-            str(sum(line.tokens_out for line in lines)),
-            total,
-            style="bold",
-        )
-    return table
+        sums = (sum(getattr(line, name) for line in lines) for name in _SUMMED)
+        rows.append(("total", "", "", *(f"{n:,}" for n in sums), total))
+    columns = [
+        FitColumn(heading, tuple(row[at] for row in rows), whole=at < 2, kept=at < 2)
+        for at, heading in enumerate(("model", "suite", "role"))
+    ]
+    columns += [
+        FitColumn(heading, tuple(row[at] for row in rows), numeric=True)
+        for at, heading in enumerate(_COUNTED, start=3)
+    ]
+    fitted = fitted_table(columns, width, "cost per model, suite and role", edge=True)
+    if lines:
+        fitted.table.rows[-1].style = "bold"
+    return captioned(fitted, width)

@@ -7,7 +7,7 @@ from __future__ import annotations
 # Each module registers its commands when imported, in the order `--help` lists them: the
 # commands that run a panel first.
 from roadeval.flows.cli import run  # noqa: F401
-from roadeval.flows.cli import changes, deploy, report, store, suite_tools  # noqa: F401
+from roadeval.flows.cli import changes, deploy, history, report, store, suite_tools  # noqa: F401
 
 # isort: on
 from roadeval.flows.cli.app import app

@@ -45,7 +45,9 @@ def report(
         if out is not None:
             outside_store("--out", out, opened)
         built = build_report(opened, resolve_run(opened, run), out=out, helper=armed())
-    consoles.out.print(f"report of run {printable(built.run_id)}: {printable(built.location)}")
+    consoles.out.print(
+        f"report of run {printable(built.run_id)}: {printable(built.location)}", soft_wrap=True
+    )
     if out is not None:
         consoles.out.print(f"written to {printable(str(out))}")
 
@@ -82,9 +84,9 @@ def show(
     print_report(
         out, found.metrics, manifest, health=found.health, pairs=found.pairs, detail=detail
     )
-    out.print(cost_table(lines))
+    out.print(cost_table(lines, out.width))
     key = report_key(found.run.run_id)
     if opened.exists(key):
-        out.print(f"report: {printable(opened.location(key))}")
+        out.print(f"report: {printable(opened.location(key))}", soft_wrap=True)
     else:
         out.print(f"no report yet: roadeval report {printable(found.run.run_id)}")

@@ -86,10 +86,14 @@ def print_finished(summary: RunSummary, strict: bool = False) -> None:
             )
     for line in _rerun_lines(summary):
         consoles.out.print(line)
-    consoles.out.print(f"run [bold]{summary.run_id}[/bold] landed in {summary.store_uri}")
-    consoles.out.print(f"manifest: {summary.store_uri.rstrip('/')}/{summary.manifest_key}")
+    consoles.out.print(
+        f"run [bold]{summary.run_id}[/bold] landed in {summary.store_uri}", soft_wrap=True
+    )
+    consoles.out.print(
+        f"manifest: {summary.store_uri.rstrip('/')}/{summary.manifest_key}", soft_wrap=True
+    )
     if summary.report is not None:
-        consoles.out.print(f"report: {printable(summary.report)}")
+        consoles.out.print(f"report: {printable(summary.report)}", soft_wrap=True)
     elif summary.report_error is not None:
         consoles.err.print(
             "[yellow]warning: the run's report could not be built (the run is landed; "
@@ -171,7 +175,7 @@ def _print_costs(summary: RunSummary) -> None:
     except (StoreError, OSError) as exc:
         consoles.err.print(f"[red]the cost table could not be read back: {printable(str(exc))}")
         return
-    consoles.out.print(cost_table(lines))
+    consoles.out.print(cost_table(lines, consoles.out.width))
 
 
 def end_stopped(stopped: RunStopped) -> NoReturn:

@@ -137,7 +137,8 @@ def runs(
     with their panel, suites, models, counts, cost (a died run's: of what it landed) and what
     they left out (rows skipped at load, items a baseline has no rule for). The table shows
     whole run ids and the columns that fit the terminal; csv and json every column, exactly."""
-    from roadeval.tasks.results.run_list import dropped_note, run_list, runs_table
+    from roadeval.tasks.results.fitting import dropped_note
+    from roadeval.tasks.results.run_list import EVERY_COLUMN, run_list, runs_table
 
     sql = (
         "select run_id, status, started_at, ended_at, panel, "
@@ -160,7 +161,7 @@ def runs(
     out = consoles.out
     fitted = runs_table(listing, out.width)
     out.print(fitted.table)
-    if note := dropped_note(fitted, out.width):
+    if note := dropped_note(fitted, out.width, EVERY_COLUMN):
         out.print(escape(note))
 
 

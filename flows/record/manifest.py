@@ -31,6 +31,7 @@ from roadeval.version import __version__
 
 if TYPE_CHECKING:
     from roadeval.tasks.shard.plan import Shard
+    from roadeval.tasks.shard.scoring_choice import ScoringChoice
     from roadeval.tasks.shard.stages import ShardResult
 
 
@@ -135,9 +136,11 @@ def build_manifest(
     results: Sequence[ShardResult],
     ended: datetime | None,
     answer_processes: int = 0,
+    scoring: ScoringChoice | None = None,
     scored_on_cluster: int = 0,
 ) -> RunManifest:
     """The run's manifest now: `results` are the shards answered so far (none at its start),
+    `scoring` the engine chosen for heavy scoring (None: the panel's, as given), and
     `scored_on_cluster` the items sent to the scoring cluster so far."""
     panel = run.panel
     counts = count_table(results)
@@ -146,7 +149,7 @@ def build_manifest(
     served = all_served(r.served for r in results)
     generation = generation_in_force(inputs.shards)
     summed = totals(counts)
-    engines = engines_used(run, inputs.loaded, scored_on_cluster)
+    engines = engines_used(run, inputs.loaded, scoring, scored_on_cluster)
     freshness = freshness_records(run.fresh_from, panel.models, panel.judge, counts, served)
     # Each suite's record last: its hash and its scoring key are the loaded suite's own.
     suites = [suite_record(s, judge) for s in inputs.loaded]
@@ -186,10 +189,15 @@ def build_manifest(
     )
 
 
-def engines_used(run: RunContext, loaded: Sequence[LoadedSuite], scored: int) -> EnginesRecord:
-    """Where the run draws and scores (the panel's engines, the command line's addresses), how
-    much went to each cluster, and the Prefect API it reports to."""
+def engines_used(
+    run: RunContext, loaded: Sequence[LoadedSuite], chosen: ScoringChoice | None, scored: int
+) -> EnginesRecord:
+    """Where the run draws and scores (the panel's engines, the command line's addresses, the
+    engine chosen for heavy scoring and why), how much went to each cluster, and the Prefect
+    API it reports to."""
     render, scoring = run.panel.render, run.panel.scoring
+    reason = chosen.reason if chosen is not None else None
+    engine = chosen.engine if chosen is not None else scoring.engine
     prefect = run.orchestrator.kind is OrchestratorKind.PREFECT
     return EnginesRecord(
         render=EngineRecord(
@@ -198,7 +206,10 @@ def engines_used(run: RunContext, loaded: Sequence[LoadedSuite], scored: int) ->
             on_cluster=sum(s.drawings.get("on_cluster", 0) for s in loaded),
         ),
         scoring=EngineRecord(
-            engine=str(scoring.engine), address=bare_address(scoring.address), on_cluster=scored
+            engine=str(engine),
+            address=bare_address(scoring.address),
+            on_cluster=scored,
+            reason=reason,
         ),
         prefect_api_url=bare_address(configured_api_url()) if prefect else None,
     )

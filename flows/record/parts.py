@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from roadeval.tasks.render.stage import Renders
     from roadeval.tasks.shard.plan import Shard
     from roadeval.tasks.shard.remote_scoring import RemoteScoring
+    from roadeval.tasks.shard.scoring_choice import ScoringChoice
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,8 @@ class RunEngines:
     judge: ModelClient | None
     remote: RemoteScoring | None
     in_flight: InFlightAtStop
+    # Which engine scores the heavy items, and why.
+    scoring: ScoringChoice
 
 
 @dataclass(frozen=True)

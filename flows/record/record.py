@@ -117,6 +117,7 @@ class EngineColumns(TypedDict, total=False):
     render_address: str | None
     scoring_engine: str | None
     scoring_address: str | None
+    scoring_reason: str | None
     prefect_api_url: str | None
 
 
@@ -130,5 +131,6 @@ def engine_columns(manifest: RunManifest) -> EngineColumns:
         render_address=engines.render.address,
         scoring_engine=engines.scoring.engine,
         scoring_address=engines.scoring.address,
+        scoring_reason=engines.scoring.reason,
         prefect_api_url=engines.prefect_api_url,
     )

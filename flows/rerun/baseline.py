@@ -143,6 +143,8 @@ class BaselineReader:
     _read: dict[tuple[str, str], BaselineAnswers] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _pair_locks: dict[tuple[str, str], threading.Lock] = field(default_factory=dict)
+    _index: dict[str, list[str]] | None = None
+    _index_loaded: bool = False
 
     @property
     def parts_read(self) -> int:
@@ -183,6 +185,16 @@ class BaselineReader:
 
         return copied
 
+    def _indexed(self) -> dict[str, list[str]] | None:
+        """The baseline's parts from the store's part index, loaded once for every pair."""
+        from roadeval.tasks.rerun.answers import indexed_parts
+
+        with self._lock:
+            if not self._index_loaded:
+                self._index = indexed_parts(self.store, self.baseline.run_id)
+                self._index_loaded = True
+            return self._index
+
     def for_shard(self, suite: str, model: str) -> ShardBaseline | None:
         from roadeval.tasks.rerun.answers import BaselineAnswers, ShardBaseline
 
@@ -193,7 +205,9 @@ class BaselineReader:
         with pair_lock:
             answers = self._read.get((suite, model))
             if answers is None:
-                answers = BaselineAnswers.read(self.store, self.baseline.run_id, suite, model)
+                run_id = self.baseline.run_id
+                indexed = self._indexed()
+                answers = BaselineAnswers.read(self.store, run_id, suite, model, indexed)
                 self._read[(suite, model)] = answers
         return ShardBaseline(
             answers,

@@ -1,21 +1,28 @@
 """A run against its baseline run: the item changes and what the plans may take from it,
-before the first call; the metric deltas, with the metrics."""
+before the first call; the metric deltas and the paired comparisons, with the metrics."""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from roadeval.benchmarks.suite import ScoredItem
 from roadeval.flows.panel.file import Panel
 from roadeval.flows.rerun.baseline import BaselineReader, BaselineRun, scoring_key
 from roadeval.flows.rerun.changes import suite_changes
 from roadeval.flows.stages.load import LoadedSuite
 from roadeval.storage.landing import read_rows
-from roadeval.storage.records import ChangeRow, MetricDeltaRow, MetricRow
+from roadeval.storage.records import ChangeRow, ComparisonRow, MetricDeltaRow, MetricRow
 from roadeval.storage.store import Store, StoreError, describe_store_error
 from roadeval.storage.tables import part_key
 from roadeval.tasks.requests.model_spec import redact_model
+from roadeval.tasks.rerun.changes import ChangeKind
 from roadeval.tasks.rerun.deltas import metric_deltas
+from roadeval.tasks.results.intervals import IntervalSettings
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from roadeval.tasks.render.stage import Renders
@@ -80,3 +87,32 @@ def metric_deltas_against(
     key = part_key("metrics", f"{baseline.run_id}-metrics")
     old = read_rows(store, "metrics", [key]) if store.exists(key) else []
     return metric_deltas(run_id, baseline.run_id, old, metrics, pairs)
+
+
+def comparisons_against(
+    store: Store,
+    baseline: BaselineRun | None,
+    run_id: str,
+    scored: Mapping[tuple[str, str], Sequence[ScoredItem]],
+    changes: Mapping[str, Sequence[ChangeRow]],
+    settings: IntervalSettings,
+) -> list[ComparisonRow]:
+    """Each suite x model's headline metrics against the baseline's, paired over the items
+    unchanged since it (`scored`: the run's released items by suite x model); none without a
+    baseline."""
+    from roadeval.tasks.results.stored_compare import compare_with_stored
+
+    if baseline is None:
+        return []
+    unchanged = {
+        suite: {row.item_id for row in rows if row.kind == ChangeKind.UNCHANGED}
+        for suite, rows in changes.items()
+    }
+    found = compare_with_stored(store, (baseline.run_id, run_id), scored, unchanged, settings)
+    for (suite, model), compared in sorted(found.items()):
+        if compared.problem:
+            # Said, not implied: the pair has no comparison rows, the run goes on.
+            log.warning(
+                "%s x %s not compared with the baseline: %s", suite, model, compared.problem
+            )
+    return [row for compared in found.values() for row in compared.rows]

@@ -180,7 +180,10 @@ def _plan_and_answer(run: Run) -> Answered:
                     n = position[id(future)]
                     try:
                         plan = future.result()
-                        land_plan(context.store, f"{shards[n].name}-plan", [plan], judge)
+                        if plan.asks:
+                            # Before the first call. A plan that asks nothing (a rerun's
+                            # copies) lands with the shard's rows instead (`run_shard`).
+                            land_plan(context.store, f"{shards[n].name}-plan", [plan], judge)
                     except Exception as exc:
                         if failure is None:
                             failure = exc

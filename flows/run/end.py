@@ -92,7 +92,9 @@ def _manifest(run: Run, answered: Answered, results: list[ShardResult]) -> RunMa
     remote = run.engines.remote
     scored = remote.on_cluster if remote is not None else 0
     now = datetime.now(UTC)
-    return build_manifest(run.context, run.inputs, results, now, answered.spread, scored)
+    return build_manifest(
+        run.context, run.inputs, results, now, answered.spread, run.engines.scoring, scored
+    )
 
 
 def _compact(run: Run) -> CompactionRecord:

@@ -37,7 +37,7 @@ def check_engines(panel: Panel, store: Store) -> None:
     if render.engine is RenderEngine.DASK and render.address is not None:
         check_dask_scheduler(render.address, "render.address, --dask-address")
     scoring = panel.scoring
-    if scoring.engine is ScoringEngine.RAY and scoring.address is not None:
+    if scoring.engine is not ScoringEngine.LOCAL and scoring.address is not None:
         address = scoring.address
         if address.startswith(RAY_CLIENT_SCHEME) and isinstance(store, LocalStore):
             raise EngineUnreachable(

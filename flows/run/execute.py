@@ -38,7 +38,7 @@ def recorded(run: Run) -> RunSummary:
     is recorded, and raised as `RunStopped` (`flows.run.end`)."""
     context, inputs = run.context, run.inputs
     rescored = plan_rescore(run) if context.rescore else None
-    manifest = build_manifest(context, inputs, [], None)
+    manifest = build_manifest(context, inputs, [], None, scoring=run.engines.scoring)
     record = RunRecord(context.store, context.run_id, run.engines.redact)
     try:
         record.start(manifest)

@@ -1,7 +1,7 @@
 """A whole run's metrics: per suite x model x variant (a blind ablation's never mixed into the
 released items'), their headline intervals and the pairs' differences (per variant), the metric
-deltas against the baseline and the suites' own tables, in one landing. Only from a whole run:
-a stopped run's would describe a subset."""
+deltas and paired comparisons against the baseline and the suites' own tables, in one landing.
+Only from a whole run: a stopped run's would describe a subset."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from roadeval.flows.record.parts import Run
-from roadeval.flows.rerun.comparison import metric_deltas_against
+from roadeval.flows.rerun.comparison import comparisons_against, metric_deltas_against
 
 if TYPE_CHECKING:
     from roadeval.storage.records import MetricPairRow, MetricRow
@@ -30,7 +30,7 @@ class Metrics:
 
 def land_metrics(run: Run, results: list[ShardResult]) -> Metrics:
     """Aggregate the scored items of every shard, then land the metrics with their pairs,
-    deltas and the suites' own tables."""
+    deltas, paired comparisons and the suites' own tables."""
     from roadeval.storage.landing import Part, land
     from roadeval.tasks.results.aggregate import aggregate
     from roadeval.tasks.results.suite_tables import suite_table_parts
@@ -57,6 +57,14 @@ def land_metrics(run: Run, results: list[ShardResult]) -> Metrics:
         found.rows,
         sorted({(suite, model) for suite, model, _ in by_pair}),
     )
+    compared = comparisons_against(
+        run.context.store,
+        run.inputs.baseline,
+        run_id,
+        {(s, m): scored for (s, m, variant), scored in by_pair.items() if not variant},
+        run.inputs.changes,
+        run.context.panel.intervals,
+    )
     land(
         run.context.store,
         f"{run_id}-metrics",
@@ -64,6 +72,7 @@ def land_metrics(run: Run, results: list[ShardResult]) -> Metrics:
             Part("metrics", found.rows),
             Part("metric_pairs", found.pairs),
             Part("metric_deltas", deltas),
+            Part("comparisons", compared),
             *extra,
         ],
     )

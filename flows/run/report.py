@@ -1,9 +1,12 @@
-"""A finished run's end: its HTML report, built from what it landed (the report stage,
-`stages.report`) and kept in the store (`reports/<run_id>.html`). A report that cannot be built
-is told, never fatal: the run is finished and landed either way, and `roadeval report RUN`
-builds it again."""
+"""A run's end: a finished run's HTML report, built from what it landed (the report stage,
+`stages.report`) and kept in the store (`reports/<run_id>.html`); then, whatever its status, the
+store's site pages (the panel's history and the index). A page that cannot be built is told,
+never fatal: the run is finished and landed either way, and `roadeval report RUN` (`roadeval
+history`) builds it again."""
 
 from __future__ import annotations
+
+from contextlib import suppress
 
 from roadeval.flows.process.quick_exit import armed
 from roadeval.flows.record.log import run_logger
@@ -23,11 +26,39 @@ def prepare_report() -> None:
         start_helpers()
 
 
-def keep_report(summary: RunSummary, store: Store, orchestrator: Orchestrator) -> None:
+def keep_report(summary: RunSummary, store: Store, orchestrator: Orchestrator, panel: str) -> None:
     """Build the report of a finished run (a stage, a Prefect task under Prefect) and note in
-    `summary` where it is, or why it is not."""
-    if summary.status != RunStatus.FINISHED:
-        return
+    `summary` where it is, or why it is not; then the store's site pages (`keep_site`)."""
+    if summary.status == RunStatus.FINISHED:
+        _keep_run_report(summary, store, orchestrator)
+    keep_site(summary, store, orchestrator, panel)
+
+
+def keep_site(summary: RunSummary, store: Store, orchestrator: Orchestrator, panel: str) -> None:
+    """At the end of every run, whatever its status and however it was started: the panel's
+    history page (a finished run is a new point of it) and the store's index (every run is
+    listed, a failed one too). Both read corpus rows only, and a hand-started run changes a
+    panel's history as much as a scheduled one. Never fatal: `roadeval history` builds them
+    again."""
+    from roadeval.tasks.report.history_page import build_history_page
+    from roadeval.tasks.report.site_index import build_index
+    from roadeval.tasks.results.history import HistoryError, panel_history
+
+    try:
+        # No finished run of the panel yet (HistoryError): no page of it to build.
+        with suppress(HistoryError):
+            build_history_page(store, panel_history(store, panel))
+        build_index(store)
+    except Exception as exc:
+        run_logger(orchestrator).warning(
+            "run %s: the store's history and index pages could not be built: %s: %s",
+            summary.run_id,
+            type(exc).__name__,
+            exc,
+        )
+
+
+def _keep_run_report(summary: RunSummary, store: Store, orchestrator: Orchestrator) -> None:
     try:
         # A helper process for the figures only in the command's own process (see `drawings`).
         built = orchestrator.call(BUILD_REPORT, store, summary.run_id, armed())

@@ -1,6 +1,7 @@
 """A run set up after its suites are loaded: its stop, redaction, one budget and its clients, its
 suites drawn (the render stage) with their blind twins, its item changes against the baseline,
-its shards, and the scoring cluster; handed on as one frozen `Run` (`flows.record.parts`).
+its shards, and the engine that scores its heavy items (a local Ray only where it pays:
+`tasks.shard.scoring_choice`); handed on as one frozen `Run` (`flows.record.parts`).
 
 The call path (LiteLLM) is imported inside `set_up`, not here: the command imports it in the
 background while the run checks its store and loads its suites (`flows.process.warmup`)."""
@@ -42,6 +43,7 @@ def set_up(start: Started) -> Run:
     from roadeval.tasks.calls.secrets import Redactor
     from roadeval.tasks.calls.stopping import InFlightAtStop, StopSignal
     from roadeval.tasks.shard.remote_scoring import RemoteScoring, ScoringEngine
+    from roadeval.tasks.shard.scoring_choice import HeavyWork, choose_scoring
 
     context = start.context
     panel, store, run_id = context.panel, context.store, context.run_id
@@ -79,13 +81,14 @@ def set_up(start: Started) -> Run:
         counted=context.dry_run,
     )
     log = RunLog(start.logger)
+    scoring = choose_scoring(panel.scoring, HeavyWork.of(shards))
     remote = (
         RemoteScoring(panel.scoring, store, run_id, stop, judge)
-        if panel.scoring.engine is ScoringEngine.RAY and not context.dry_run
+        if scoring.engine is ScoringEngine.RAY and not context.dry_run
         else None
     )
     inputs = RunInputs(
         start.loaded, renders, shards, start.not_covered, start.baseline, reader, changes, blind
     )
-    engines = RunEngines(stop, redact, budget, judge, remote, in_flight)
+    engines = RunEngines(stop, redact, budget, judge, remote, in_flight, scoring)
     return Run(context, inputs, engines, log)

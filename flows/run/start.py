@@ -62,5 +62,5 @@ def run_panel(
     keep_until_exit(run)
     summary = execute_run(run)
     if report:
-        keep_report(summary, store, orchestrator)
+        keep_report(summary, store, orchestrator, panel.name)
     return summary

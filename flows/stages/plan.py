@@ -60,7 +60,7 @@ def plan_shards(
 
     shards: list[Shard] = []
     for pair in pairs:
-        suite, spec, items = pair.suite, pair.spec, pair.items
+        suite, spec, items = pair.suite, pair.spec, pair.asked()
         variants = [("", items)]
         if shown is not None and BLIND in panel.ablations:
             with_images = shown.get(suite.suite.name, ())
@@ -89,6 +89,7 @@ def plan_shards(
                             copies=copies,
                             variant=variant,
                             samples=each,
+                            counted=counted,
                         )
                     )
     return shards
@@ -113,7 +114,8 @@ def plan_shard(
     from roadeval.tasks.shard.plan import plan_shard as plan
 
     taken = baseline.for_shard(shard.suite.name, shard.client.spec.label) if baseline else None
-    return plan(shard, renders, ResponseCache(store, run_id=shard.run_id), taken)
+    cache = ResponseCache(store, run_id=shard.run_id, counted=shard.counted)
+    return plan(shard, renders, cache, taken)
 
 
 # Prefect's task name and task-run name (a template over the stage's parameters).

@@ -205,6 +205,11 @@ class PackCatalogue:
         with self._lock:
             return {found.hex() if isinstance(found, bytes) else found for found in self._spots}
 
+    def answered(self) -> int:
+        """How many requests the packs read here answer."""
+        with self._lock:
+            return len(self._spots)
+
     def mine(self, journal: str) -> None:
         """`journal` is this process's: what it packs is `add`ed here, never read back."""
         with self._refreshing:

@@ -11,6 +11,10 @@ On a remote store a run's plans are answered from a listing of the cache (`Store
 it reaches, rather than by a GET per look-up: an answer kept after the listing (by another run,
 or another process of this one) is found by the run's claims, which read what every claim since
 the run began answered (see `claims`). So a listing serves one run, never one begun after it.
+
+A dry run asks nothing, so nothing it plans can be answered while it plans: it lists the cache
+once (`AnsweredKeys`) on a folder too, and looks its requests up there, a set membership each,
+instead of a missing file each (millions of them at `samples: 100`).
 """
 
 from __future__ import annotations
@@ -90,6 +94,14 @@ class StoredKeys:
         with self.lock:
             self.digests.add(_digest(key))
 
+    def holds_none(self) -> bool:
+        """Whether the cache, listed whole, held no entry and its packs no answer."""
+        with self.lock:
+            if self.after is None and not self.complete:
+                self._list_page()
+            listed_none = self.complete and not self.digests
+        return listed_none and not self.packs().answered()
+
     def _list_page(self) -> None:
         self.owed = 0
         listed = self.store.list_entries(PREFIX, start_after=self.after, limit=PAGE)
@@ -118,8 +130,26 @@ def stored_request_keys(store: Store) -> set[str]:
     return entries | catalogue.request_keys()
 
 
+@dataclass(frozen=True)
+class AnsweredKeys:
+    """The requests a store's cache answered when a dry run listed it, once: its entries and
+    what its packs hold, as digests. A key outside it has no answer for the dry run; one in
+    it is still read, so an entry that does not read back is a miss, as for the run."""
+
+    digests: frozenset[bytes | str]
+
+    @classmethod
+    def listed(cls, store: Store) -> AnsweredKeys:
+        """`store`'s answers now (its packs read again first)."""
+        catalogue = pack_catalogue(store)
+        catalogue.refresh()
+        entries = {_digest(key) for key in store.list(PREFIX)}
+        return cls(frozenset(entries | {digest(key) for key in catalogue.request_keys()}))
+
+
 # Per store, the listing of the run whose plans use it (the latest run in this process).
 _STORED: dict[str, tuple[str, StoredKeys]] = {}
+_ANSWERED: dict[str, tuple[str, AnsweredKeys]] = {}
 _STORED_LOCK = threading.Lock()
 
 
@@ -129,6 +159,16 @@ def stored_keys(store: Store, run_id: str) -> StoredKeys:
         found = _STORED.get(store.uri)
         if found is None or found[0] != run_id:
             found = _STORED[store.uri] = (run_id, StoredKeys(store))
+        return found[1]
+
+
+def answered_keys(store: Store, run_id: str) -> AnsweredKeys:
+    """A dry run's one listing of `store`'s cache in this process, shared by all its plans
+    (listed under the lock: its planners wait for one listing rather than make several)."""
+    with _STORED_LOCK:
+        found = _ANSWERED.get(store.uri)
+        if found is None or found[0] != run_id:
+            found = _ANSWERED[store.uri] = (run_id, AnsweredKeys.listed(store))
         return found[1]
 
 
@@ -144,28 +184,37 @@ class Stored:
 
 class ResponseCache:
     """The answers `store` keeps. With `run_id`, a plan of that run: look-ups on a remote
-    store are answered from the run's listing where it reaches (see the module). With
-    `fresh_since`, as one model of the run sees them: an answer bought before then is not
-    reused (`freshness`)."""
+    store are answered from the run's listing where it reaches, and a dry run's (`counted`)
+    on a folder from its one listing (see the module). With `fresh_since`, as one model of
+    the run sees them: an answer bought before then is not reused (`freshness`)."""
 
     def __init__(
-        self, store: Store, run_id: str | None = None, *, fresh_since: datetime | None = None
+        self,
+        store: Store,
+        run_id: str | None = None,
+        *,
+        fresh_since: datetime | None = None,
+        counted: bool = False,
     ) -> None:
         self.store = store
         self.run_id = run_id
         self.fresh_since = fresh_since
+        self.counted = counted
         self._corrupt: dict[str, CorruptEntry] = {}
         self._lock = threading.Lock()
-        # A folder's look-ups cost a syscall each: no listing there.
+        # A folder's look-ups cost a syscall each: no listing there, but for a dry run, which
+        # looks up every sample of every item and keeps nothing.
         listed = run_id is not None and not store.runs_inline
         self._listed = stored_keys(store, run_id) if listed and run_id else None
+        once = counted and run_id is not None and store.runs_inline
+        self._answered = answered_keys(store, run_id) if once and run_id else None
         self._made = time.monotonic()
         self._packs_read = False
 
     def as_of(self, fresh_since: datetime | None) -> ResponseCache:
         """The same store's answers for the same run, reused only if bought since
         `fresh_since` (None: whenever)."""
-        return ResponseCache(self.store, self.run_id, fresh_since=fresh_since)
+        return ResponseCache(self.store, self.run_id, fresh_since=fresh_since, counted=self.counted)
 
     @property
     def corrupt(self) -> list[CorruptEntry]:
@@ -260,10 +309,22 @@ class ResponseCache:
     def lookup_key(self, request_key: str) -> Stored:
         """What the store holds for the request of `request_key` as a plan sees it: on a
         remote store, as the listing of the cache (and of its packs) says where it reaches
-        (what was kept since is the claims' to find)."""
+        (what was kept since is the claims' to find); for a dry run on a folder, as its one
+        listing says."""
+        if self._answered is not None and digest(request_key) not in self._answered.digests:
+            return Stored()
         if self._listed is not None and self._listed_absent(request_key, self._listed):
             return Stored()
         return self.find(request_key)
+
+    def holds_none(self) -> bool:
+        """Whether the cache is known to hold no answer at all (from a listing of it whole):
+        then no look-up can find one, and a dry run need not make each sample's key."""
+        if self._answered is not None:
+            return not self._answered.digests
+        if self._listed is not None:
+            return self._listed.holds_none()
+        return False
 
     def _listed_absent(self, request_key: str, listed: StoredKeys) -> bool:
         """Neither in a pack read here, nor where the listing of entries says it would be."""

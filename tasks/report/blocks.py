@@ -17,7 +17,8 @@ class Cell:
     """One table cell: its text; `sort`, the value a click on its column sorts by (a number
     sorts as one); `note`, small text after it (an interval); `title`, its hover text;
     `data`, `data-*` attributes (what the cell is, for a reader or a test); `rank`, the
-    value's rank in its column; `flag`, a warning beside it (a placeholder judge's score)."""
+    value's rank in its column; `flag`, a warning beside it (a placeholder judge's score);
+    `href`, a relative link the text leads to (another page of the store's reports)."""
 
     text: str
     sort: float | str | None = None
@@ -28,6 +29,7 @@ class Cell:
     emphasis: bool = False
     rank: int | None = None
     flag: str = ""
+    href: str = ""
 
     @property
     def numeric(self) -> bool:

@@ -4,6 +4,7 @@ one HTML file (the template, its style and its one script are package data, inli
 from __future__ import annotations
 
 from importlib.resources import files
+from typing import Any
 
 from markupsafe import Markup
 
@@ -82,22 +83,24 @@ def _asset(name: str) -> str:
     return files("roadeval.tasks.report").joinpath(_TEMPLATES, name).read_text(encoding="utf-8")
 
 
-def render(data: ReportData) -> str:
-    """The whole page as one string: no external script, style, font or image."""
+def environment() -> Any:
+    """The Jinja environment of the store's pages: templates and assets from package data."""
     import jinja2
 
-    environment = jinja2.Environment(
+    found = jinja2.Environment(
         loader=jinja2.FunctionLoader(lambda name: _asset(name)),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    environment.globals["kind_of"] = kind_of
-    template = environment.get_template("report.html.j2")
-    return template.render(
-        run=data.run,
-        sections=sections(data),
-        style=Markup(_asset("report.css")),
-        script=Markup(_asset("sortable.js")),
-    )
+    found.globals["kind_of"] = kind_of
+    found.globals["style"] = Markup(_asset("report.css"))
+    found.globals["script"] = Markup(_asset("sortable.js"))
+    return found
+
+
+def render(data: ReportData) -> str:
+    """The whole page as one string: no external script, style, font or image."""
+    template = environment().get_template("report.html.j2")
+    return str(template.render(run=data.run, sections=sections(data)))

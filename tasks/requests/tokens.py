@@ -4,7 +4,8 @@ The plan, the limits (tokens per minute) and the budget all count through here."
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import lru_cache
 
 from roadeval.benchmarks.messages import Message, image_refs, message_text
 from roadeval.tasks.requests.image_tokens import image_size, image_tokens
@@ -17,9 +18,19 @@ TOKENS_PER_REPLY = 3
 
 def text_tokens(model: str, messages: Sequence[Message]) -> int:
     """The prompt's text tokens by LiteLLM's tokenizer for `model` (images counted apart)."""
-    import litellm
+    return int(_counter(model)(message_text(messages)))
 
-    return int(litellm.token_counter(model=model, text=message_text(messages)))
+
+@lru_cache(maxsize=256)
+def _counter(model: str) -> Callable[[str], int]:
+    """What `litellm.token_counter(model=model, text=...)` counts a text with, chosen once per
+    model: that call chooses the tokenizer again each time, about two thirds of its cost (a
+    dry run counts every prompt of its panel once per model)."""
+    import litellm  # noqa: F401  (set up, as `token_counter` is, before its helper is used)
+    from litellm.litellm_core_utils.token_counter import _get_count_function
+
+    count: Callable[[str], int] = _get_count_function(model, None)
+    return count
 
 
 def image_sizes(messages: Sequence[Message]) -> list[tuple[int, int]]:

@@ -32,6 +32,7 @@ from roadeval.storage.landing import (
     records_of,
     visible_keys,
 )
+from roadeval.storage.part_index import PartIndex
 from roadeval.storage.records import EVERY_METRIC, ResponseRow, ScoreRow
 from roadeval.storage.store import Store
 from roadeval.storage.tables import SCHEMAS, part_key
@@ -127,6 +128,16 @@ class StoredOutcome:
         return values, unscored
 
 
+def indexed_parts(store: Store, run_id: str) -> dict[str, list[str]] | None:
+    """The run's visible parts of the outcome tables, from the store's part index (a few
+    requests however many suites and models: never a listing per suite x model); None when
+    the store keeps no index."""
+    view = PartIndex(store).load(OUTCOME_TABLES)
+    if view is None:
+        return None
+    return {table: view.keys(table, [run_id]) for table in OUTCOME_TABLES}
+
+
 @dataclass(frozen=True)
 class ShardBaseline:
     """What one shard's plan may take from the baseline: answers by request key, and (when the
@@ -192,21 +203,35 @@ class BaselineAnswers:
         return None if at is None or self.rows is None else self.rows.call(at)
 
     @classmethod
-    def read(cls, store: Store, run_id: str, suite: str, model: str) -> BaselineAnswers:
-        """The baseline's landed rows of `suite` x `model` (one listing per table and the parts
-        of that run, read whole: one part per table once the run is compacted)."""
-        landed = {key.removeprefix(LANDINGS) for key in store.list(f"{LANDINGS}{run_id}-")}
+    def read(
+        cls,
+        store: Store,
+        run_id: str,
+        suite: str,
+        model: str,
+        indexed: Mapping[str, Sequence[str]] | None = None,
+    ) -> BaselineAnswers:
+        """The baseline's landed rows of `suite` x `model`, its parts read whole (one part per
+        table once the run is compacted). `indexed`: the run's visible parts per table, from
+        the store's part index (`indexed_parts`); without it (a store that keeps no index)
+        the run's landings and the pair's folder of each table are listed."""
         tables: dict[str, pa.Table] = {}
         unreadable: list[str] = []
         parts_read = 0
+        landed: set[str] = set()
+        if indexed is None:
+            landed = {key.removeprefix(LANDINGS) for key in store.list(f"{LANDINGS}{run_id}-")}
         for table in OUTCOME_TABLES:
             folder = part_key(table, "x", suite=suite, model=model).rsplit("/", 1)[0] + "/"
-            ours = [
-                key
-                for key in store.list(folder)
-                if key.endswith(".parquet") and part_name(key).startswith(f"{run_id}-")
-            ]
-            keys = visible_keys(ours, landed)
+            if indexed is not None:
+                keys = [key for key in indexed[table] if key.startswith(folder)]
+            else:
+                ours = [
+                    key
+                    for key in store.list(folder)
+                    if key.endswith(".parquet") and part_name(key).startswith(f"{run_id}-")
+                ]
+                keys = visible_keys(ours, landed)
             parts_read += len(keys)
             parts = [SCHEMAS[table].empty_table()]
             for key in keys:

@@ -13,13 +13,16 @@ class EngineRecord(BaseModel):
     """One kind of the run's work: the engine it was given to (`dask` or `ray`, else `local`:
     the run's own process), the address of the cluster when one was given (None: a cluster the
     run started itself, or none), and the units of work sent to the cluster (drawings, or items
-    scored)."""
+    scored), and why that engine: kept for heavy scoring, whose engine the run chooses
+    (`scoring_choice`); None for drawing, whose engine is the panel's, and in manifests from
+    before the reason was kept."""
 
     model_config = ConfigDict(extra="forbid")
 
     engine: str
     address: str | None = None
     on_cluster: int = 0
+    reason: str | None = None
 
 
 class EnginesRecord(BaseModel):

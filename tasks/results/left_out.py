@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rich.markup import escape
 from rich.table import Table
 
 from roadeval.benchmarks.errors import ItemProblem
+from roadeval.tasks.results.fitting import FitColumn, captioned, fitted_table
 from roadeval.tasks.results.manifest import RunManifest, SkippedGroup, SuiteRecord
 
 # Reasons named per suite: the largest groups of skipped rows (the rest are in the manifest).
@@ -50,9 +50,12 @@ class NotCovered:
     why: str
 
     @property
+    def task_list(self) -> str:
+        return f"tasks {', '.join(self.tasks)}" if self.tasks else ""
+
+    @property
     def reason(self) -> str:
-        tasks = f" (tasks {', '.join(self.tasks)})" if self.tasks else ""
-        return f"{self.why}{tasks}"
+        return f"{self.why} ({self.task_list})" if self.tasks else self.why
 
 
 @dataclass(frozen=True)
@@ -103,13 +106,22 @@ class LeftOut:
 
     def lines(self) -> list[tuple[str, str, str]]:
         """(whose items, what was left out, why) per line of a table: the skipped rows (of
-        every model), then each baseline's items it was not asked."""
+        every model), then the items baselines were not asked: one line for the baselines
+        not asked as many items of the same tasks, their reason said once per suite (the
+        lines after name the tasks only)."""
         found = []
         if self.skipped:
             found.append((EVERY_MODEL, self.skipped_line, ""))
             found += [("", what, why) for what, why in self.reasons()]
+        alike: dict[tuple[int, str, str], list[str]] = {}
         for entry in self.not_covered:
-            found.append((entry.model, f"{entry.items:,} items not asked", entry.reason))
+            alike.setdefault((entry.items, entry.why, entry.task_list), []).append(entry.model)
+        said: set[str] = set()
+        for (items, why, tasks), models in alike.items():
+            each = f" (each of {len(models)} models)" if len(models) > 1 else ""
+            reason = f"{why} ({tasks})" if why not in said and tasks else tasks or why
+            said.add(why)
+            found.append((", ".join(models), f"{items:,} items not asked{each}", reason))
         return found
 
     @property
@@ -156,14 +168,21 @@ def left_out(manifest: RunManifest) -> list[LeftOut]:
 LEFT_OUT_TITLE = "left out of these results (not asked, not scored)"
 
 
-def left_out_table(found: Sequence[LeftOut]) -> Table:
-    """Per suite, the rows skipped and the items a baseline was not asked, with why."""
-    table = Table(title=LEFT_OUT_TITLE, title_justify="left", title_style="bold yellow")
-    for heading in ("suite", "whose", "left out"):
-        table.add_column(heading)
-    # Fold, not cut: a reason's file path is what a person goes to look at.
-    table.add_column("why (the first reasons)", overflow="fold")
-    for suite in found:
-        for whose, what, why in suite.lines():
-            table.add_row(escape(suite.suite), escape(whose), escape(what), escape(why))
-    return table
+def left_out_table(found: Sequence[LeftOut], width: int) -> Table:
+    """Per suite, the rows skipped and the items baselines were not asked, with why, at most
+    `width` wide: the suite whole, a reason's path folded rather than cut."""
+    lines = [(suite.suite, *line) for suite in found for line in suite.lines()]
+    headings = ("suite", "whose", "left out", "why (the first reasons)")
+    columns = [
+        FitColumn(
+            heading,
+            tuple(line[at] for line in lines),
+            whole=at == 0,
+            kept=at < 2,
+            folds=at == 3,
+        )
+        for at, heading in enumerate(headings)
+    ]
+    fitted = fitted_table(columns, width, LEFT_OUT_TITLE, edge=True)
+    fitted.table.title_style = "bold yellow"
+    return captioned(fitted, width)

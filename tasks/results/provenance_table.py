@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from rich.markup import escape
 from rich.table import Table
 
+from roadeval.tasks.results.fitting import FitColumn, captioned, fitted_table
 from roadeval.tasks.results.manifest import HorizonRecord, RunManifest, ServedRecord
 
 # Served models or fingerprints listed in a cell before "+N more".
@@ -126,25 +126,36 @@ PROVENANCE_HEADINGS = (
 NUMERIC = frozenset(PROVENANCE_HEADINGS[3:7])
 
 
-def provenance_table(manifest: RunManifest) -> Table | None:
-    """The table for the terminal, or None for a manifest from before it was recorded."""
+def provenance_table(manifest: RunManifest, width: int) -> Table | None:
+    """The table for the terminal at most `width` wide (model and role whole; the columns that
+    do not fit named under it), or None for a manifest from before it was recorded."""
     found = provenance(manifest)
     if found is None:
         return None
-    table = Table(title=PROVENANCE_TITLE, title_justify="left")
-    for name in PROVENANCE_HEADINGS:
-        table.add_column(name, justify="right" if name in NUMERIC else "left")
-    for row in found.rows:
-        table.add_row(
-            escape(row.model),
+    cells = [
+        (
+            row.model,
             row.role,
             row.reuse_for,
-            str(row.bought),
-            str(row.reused),
+            f"{row.bought:,}",
+            f"{row.reused:,}",
             row.oldest_age,
-            str(row.stale),
-            escape(row.served_models),
-            escape(row.fingerprints),
+            f"{row.stale:,}",
+            row.served_models,
+            row.fingerprints,
         )
-    table.caption = " ".join(filter(None, [escape(found.horizon), PROVENANCE_CAPTION]))
-    return table
+        for row in found.rows
+    ]
+    columns = [
+        FitColumn(
+            heading,
+            tuple(line[at] for line in cells),
+            whole=at < 2,
+            kept=at < 2,
+            numeric=heading in NUMERIC,
+            folds=at >= 7,
+        )
+        for at, heading in enumerate(PROVENANCE_HEADINGS)
+    ]
+    fitted = fitted_table(columns, width, PROVENANCE_TITLE, edge=True)
+    return captioned(fitted, width, [line for line in (found.horizon, PROVENANCE_CAPTION) if line])

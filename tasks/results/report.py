@@ -15,6 +15,7 @@ from rich.table import Table
 from roadeval.storage.records import EVERY_METRIC, MetricPairRow, MetricRow
 from roadeval.tasks.results.ablation import BlindTable, blind_tables
 from roadeval.tasks.results.aggregate import ALL, SUITE_WIDE
+from roadeval.tasks.results.fitting import FitColumn, captioned, fitted_table
 from roadeval.tasks.results.formats import (
     MISSING,
     SuiteRules,
@@ -22,6 +23,7 @@ from roadeval.tasks.results.formats import (
     format_interval,
     judge_placeholder,
 )
+from roadeval.tasks.results.health_table import health_table
 from roadeval.tasks.results.interval_legend import interval_legend
 from roadeval.tasks.results.leaderboard import (
     ORDER_RULE,
@@ -38,8 +40,7 @@ from roadeval.tasks.results.leaderboard import (
     variant_of,
 )
 from roadeval.tasks.results.left_out import left_out, left_out_table
-from roadeval.tasks.results.manifest import IntervalsRecord, PairCounts, RunManifest, shown_as
-from roadeval.tasks.results.money import cost_text
+from roadeval.tasks.results.manifest import IntervalsRecord, RunManifest, shown_as
 from roadeval.tasks.results.provenance_table import provenance_table
 from roadeval.tasks.shard.counts import COUNT_HEADINGS
 
@@ -168,34 +169,29 @@ def _cell_text(
 HEALTH_COLUMNS = tuple((name, COUNT_HEADINGS[name]) for name in ("unparsed", "abnormal", "errors"))
 
 
-def board_table(board: Board, rules: SuiteRules, title: str) -> Table:
-    """A board as a table: model, its headline values (each with its rank in the column and
-    its interval where computed), and beside them the items whose answers were not read, read
-    by a fallback, or errors; under it, what each column is and how the rows are ordered."""
-    table = Table(title=title, title_justify="left")
-    table.add_column("model", no_wrap=True)
-    for column in board.columns:
-        table.add_column(escape(_heading(column)), justify="right")
-    with_health = any(row.health is not None for row in board.rows)
-    if with_health:
-        for _, heading in HEALTH_COLUMNS:
-            table.add_column(heading, justify="right")
+def board_table(
+    board: Board, rules: SuiteRules, title: str, width: int, legend: Sequence[str] = ()
+) -> Table:
+    """A board as a table at most `width` wide: model (whole), its headline values (each
+    with its rank in the column and its interval where computed), and beside them the items
+    whose answers were not read, read by a fallback, or errors; under it `legend` and the
+    columns that did not fit. Values wrap between numbers, never inside one."""
     places = column_decimals(board)
-    for row in board.rows:
-        name = escape(row.model) + ("\n(baseline)" if row.baseline else "")
-        cells = [
-            _cell_text(rules, board.suite, c, v, p)
-            for c, v, p in zip(board.columns, row.cells, places, strict=True)
-        ]
-        if with_health:
-            health = row.health
-            cells += (
-                [str(getattr(health, name)) for name, _ in HEALTH_COLUMNS]
-                if health is not None
-                else [MISSING] * len(HEALTH_COLUMNS)
+    names = tuple(row.model + ("\n(baseline)" if row.baseline else "") for row in board.rows)
+    columns = [FitColumn("model", names, whole=True, kept=True)]
+    for at, (column, decimals) in enumerate(zip(board.columns, places, strict=True)):
+        cells = (
+            _cell_text(rules, board.suite, column, row.cells[at], decimals) for row in board.rows
+        )
+        columns.append(FitColumn(_heading(column), tuple(cells), numeric=True))
+    if any(row.health is not None for row in board.rows):
+        for name, heading in HEALTH_COLUMNS:
+            cells = (
+                MISSING if row.health is None else f"{getattr(row.health, name):,}"
+                for row in board.rows
             )
-        table.add_row(name, *cells)
-    return table
+            columns.append(FitColumn(heading, tuple(cells), numeric=True))
+    return captioned(fitted_table(columns, width, title, edge=True), width, legend)
 
 
 def board_legend(board: Board) -> list[str]:
@@ -226,30 +222,28 @@ def _ties_caption(boards: Leaderboards) -> str | None:
 def leaderboard_tables(
     found: Sequence[Leaderboards],
     rules: SuiteRules,
+    width: int,
     *,
     detail: bool = False,
     intervals: IntervalsRecord | None = None,
 ) -> list[Table]:
-    """Each suite's leaderboard with its legend and what its intervals are (from `intervals`,
-    the manifest's record); with `detail`, its per-task headlines too."""
+    """Each suite's leaderboard at most `width` wide with its legend and what its intervals
+    are (from `intervals`, the manifest's record); with `detail`, its per-task headlines too."""
     tables: list[Table] = []
     for boards in found:
-        lead = board_table(boards.lead, rules, f"{boards.suite}: leaderboard")
         lines = [
             *board_legend(boards.lead),
             interval_legend(intervals, boards.suite),
             _ties_caption(boards),
         ]
-        caption = "\n".join(line for line in lines if line)
-        if caption:
-            lead.caption = escape(caption)
-            lead.caption_justify = "left"
-        tables.append(lead)
+        legend = [line for line in lines if line]
+        tables.append(
+            board_table(boards.lead, rules, f"{boards.suite}: leaderboard", width, legend)
+        )
         if detail and boards.per_task is not None:
-            per_task = board_table(boards.per_task, rules, f"{boards.suite}: per task")
-            per_task.caption = escape("\n".join(board_legend(boards.per_task)))
-            per_task.caption_justify = "left"
-            tables.append(per_task)
+            title = f"{boards.suite}: per task"
+            legend = board_legend(boards.per_task)
+            tables.append(board_table(boards.per_task, rules, title, width, legend))
     return tables
 
 
@@ -268,56 +262,6 @@ def blind_table(found: BlindTable, rules: SuiteRules) -> Table:
         difference = line.difference
         texts.append(MISSING if difference is None else f"{difference:+.3f}")
         table.add_row(name, escape(line.column.label), *texts)
-    return table
-
-
-# The run health table's counts, each headed by what it counts (`COUNT_HEADINGS`).
-_HEALTH_COUNTS = (
-    "items",
-    "calls",
-    "cached",
-    "errors",
-    "requests",
-    "abnormal",
-    "unparsed",
-    "reasks",
-)
-
-
-def health_table(counts: Sequence[PairCounts]) -> Table:
-    """Calls, cache hits, errors and abnormal outputs per suite x model; judge calls, items
-    whose scorer raised, stale answers asked again and items a stop left unfinished get
-    columns of their own when there are any."""
-    stopped = any(c.interrupted or c.not_run for c in counts)
-    judged = any(c.judge_calls or c.judge_cached or c.unscored for c in counts)
-    scorer_failed = any(c.scorer_errors for c in counts)
-    # Stored answers too old to reuse (the model's `reuse_for`), asked again.
-    stale = [name for name in ("stale", "judge_stale") if any(getattr(c, name) for c in counts)]
-    table = Table(title="run health", title_justify="left")
-    table.add_column("suite")
-    table.add_column("model")
-    headings = [COUNT_HEADINGS[name] for name in _HEALTH_COUNTS]
-    if judged:
-        headings += [COUNT_HEADINGS[n] for n in ("judge_calls", "judge_cached", "unscored")]
-    if scorer_failed:
-        headings.append(COUNT_HEADINGS["scorer_errors"])
-    headings += [COUNT_HEADINGS[name] for name in stale]
-    if stopped:
-        headings.append("items not finished")
-    for heading in [*headings, "cost"]:
-        table.add_column(heading, justify="right")
-    for c in counts:
-        # Requests of unknown cost: how many, or some (a manifest from before they were counted).
-        cost = cost_text(c.cost_usd, c.unknown_cost if c.unknown_cost or c.cost_known else None)
-        cells = [str(getattr(c, name)) for name in _HEALTH_COUNTS]
-        if judged:
-            cells += [str(c.judge_calls), str(c.judge_cached), str(c.unscored)]
-        if scorer_failed:
-            cells.append(str(c.scorer_errors))
-        cells += [str(getattr(c, name)) for name in stale]
-        if stopped:
-            cells.append(str(c.interrupted + c.not_run))
-        table.add_row(c.suite, c.who, *cells, cost)
     return table
 
 
@@ -357,7 +301,8 @@ def print_leaderboards(
     `intervals`), then the blind ablation where the run has one; with `detail`, each suite's
     per-task headlines, its metrics per task and per slice."""
     found = leaderboards(metrics, rules, health=health, baselines=baselines, pairs=pairs)
-    for table in leaderboard_tables(found, rules, detail=detail, intervals=intervals):
+    width = console.width
+    for table in leaderboard_tables(found, rules, width, detail=detail, intervals=intervals):
         console.print(table)
     for blind in blind_tables(metrics, rules, baselines=baselines):
         console.print(blind_table(blind, rules))
@@ -388,10 +333,10 @@ def print_report(
         detail=detail,
         intervals=manifest.intervals,
     )
-    console.print(health_table(manifest.counts))
+    console.print(health_table(manifest.counts, console.width))
     if found := left_out(manifest):
-        console.print(left_out_table(found))
-    if (provenance := provenance_table(manifest)) is not None:
+        console.print(left_out_table(found, console.width))
+    if (provenance := provenance_table(manifest, console.width)) is not None:
         console.print(provenance)
     for c in manifest.counts:
         where = f"{escape(c.who)} on {escape(c.suite)}"

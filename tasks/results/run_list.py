@@ -23,6 +23,8 @@ LEFT_OUT_COLUMNS = ("n_skipped", "n_not_covered", "left_out")
 UNKNOWN_COST = "n_unknown_cost"
 # A row's record key for `left_out` without the reasons (no column of the listing).
 BRIEFLY = "left out briefly"
+# Where the columns the table leaves out are.
+EVERY_COLUMN = "a wider terminal, or --format csv or json, shows every column"
 
 
 @dataclass(frozen=True)
@@ -166,13 +168,3 @@ def runs_table(listing: RunList, width: int) -> Fitted:
         for shown in _TABLE
     ]
     return fitted_table(columns, width)
-
-
-def dropped_note(fitted: Fitted, width: int) -> str | None:
-    """The line under a table that left columns out: which, and where to see them."""
-    if not fitted.left_out:
-        return None
-    return (
-        f"not shown at {width} columns: {', '.join(fitted.left_out)} "
-        "(a wider terminal, or --format csv or json, shows every column)"
-    )

@@ -54,6 +54,9 @@ class Shard:
     # is asked; a dry run's shard plans every sample of its items at once, as counts
     # (`PlannedItem.samples`), not a shard and a planned item per sample.
     samples: int = 1
+    # A dry run's shard, planned and never asked: its look-ups may read one listing of the
+    # store's answers (`ResponseCache(counted=True)`), since nothing is answered meanwhile.
+    counted: bool = False
 
     @property
     def name(self) -> str:
@@ -294,6 +297,12 @@ def _sample_runs(
     (fresh or stale by its own key's stored answer), kept as runs per attempt: a hundred
     samples of a prompt nobody answered yet are one run, not a hundred planned items (only
     their keys are made: `sample_keys`)."""
+    if baseline is None and cache.holds_none():
+        # Nothing is stored, stale or not: every sample is still to ask, one run per attempt,
+        # and no later sample's key need be made (a dry run's time does not grow with samples).
+        return tuple(
+            (SampleRun(shard.sample, shard.samples, False, r.key),) for r in planned.requests
+        )
     later = range(shard.sample + 1, shard.sample + shard.samples)
     keys_by_attempt = [sample_keys(request, later) for request in planned.requests]
     # Per attempt, the runs ended so far, and the one going on (ended when a sample differs).

@@ -59,6 +59,7 @@ SCORING_BATCH = Bound(
 
 
 class ScoringEngine(StrEnum):
+    AUTO = "auto"  # Ray when the work pays for it (`scoring_choice`), else the run's process
     RAY = "ray"  # heavy scoring on Ray (local, or the cluster at `address`)
     LOCAL = "local"  # everything in the run's own process (no Ray)
 
@@ -68,7 +69,7 @@ class ScoringConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    engine: ScoringEngine = ScoringEngine.RAY
+    engine: ScoringEngine = ScoringEngine.AUTO
     address: str | None = Field(
         default=None, description="an existing Ray cluster: host:port (its GCS), or ray://host:port"
     )
@@ -246,7 +247,11 @@ class RemoteScoring:
                 if self.config.address:
                     self._connect(ray, common)
                 else:
+                    # "local": a Ray of the run's own, never one found on the machine (an
+                    # address file a crashed `ray start` left, RAY_ADDRESS), which refuses a
+                    # local Ray's resource arguments and fails the run.
                     ray.init(
+                        address="local",
                         num_cpus=self.config.num_cpus or os.cpu_count(),
                         include_dashboard=False,
                         object_store_memory=OBJECT_STORE_BYTES,

@@ -33,6 +33,7 @@ from roadeval.tasks.shard.asking import asker_for
 from roadeval.tasks.shard.copied_rows import copied_tables
 from roadeval.tasks.shard.counts import new_counts
 from roadeval.tasks.shard.plan import PlannedItem, Shard, ShardPlan
+from roadeval.tasks.shard.plan_table import plan_table
 from roadeval.tasks.shard.remote_scoring import RemoteScoring
 from roadeval.tasks.shard.rows import parse_rows, response_rows, score_rows
 from roadeval.tasks.shard.scoring import ScorerErrors, score_all
@@ -149,7 +150,10 @@ def _land(
         scores.extend(rows)
         if plan.baseline_run_id is not None and planned.baseline_scores:
             moved.extend(score_changes(run_id, plan.baseline_run_id, planned.baseline_scores, rows))
-    if not responses and not copied:
+    # A plan that asks nothing (every outcome copied) was not landed ahead of the shard's
+    # calls, having none: it lands with the rows, one landing for both.
+    own_plan = [] if plan.asks else [Part("plan", copied=plan_table(plan, judge, now), **where)]
+    if not responses and not copied and not own_plan:
         return
     again = copied_tables(copied, run_id, client, judge, shard.sample, shard.variant, now)
     try:
@@ -157,6 +161,7 @@ def _land(
             store,
             shard.name,
             [
+                *own_plan,
                 Part("responses", responses, copied=again.get("responses"), **where),
                 Part("parses", parses, copied=again.get("parses"), **where),
                 Part("scores", scores, copied=again.get("scores"), **where),

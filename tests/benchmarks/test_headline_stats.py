@@ -97,6 +97,15 @@ def test_weighted_f1_of_road_types_with_unknown_answers() -> None:
     )
 
 
+def test_weighted_f1_is_undefined_on_the_tasks_without_an_f1() -> None:
+    """Designation and road network references (lists and dicts, as read back from a store)
+    have no f1: a comparison measuring every headline of those tasks gets none, not a crash."""
+    designation = [ScoredItem(_item(0, "2", ["B", "CD"]), OK, {}, Outcome(["B"], False))]
+    network = [ScoredItem(_item(0, "3", {"lines": []}), OK, {}, Outcome({}, False))]
+    assert WeightedF1().columns(designation) is None
+    assert WeightedF1().columns(network) is None
+
+
 def test_lane_exact_match_pools_lanes_over_items() -> None:
     letters = ["B", "C", "D", "BC", "CD", "BCD"]
     items = []

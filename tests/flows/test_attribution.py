@@ -39,9 +39,9 @@ def test_same_model_string_at_another_endpoint_gets_its_own_answers(
     server.rules["qwen-vl"] = by_endpoint
     store = str(tmp_path / "store")
     base = write_panel(tmp_path / "base.yaml", source, [_model(server, "base", "base")])
-    assert invoke("run", "--panel", str(base), "--store", store).exit_code == 0
+    assert invoke("run", "--panel", str(base), "--store", store, "--no-report").exit_code == 0
     tuned = write_panel(tmp_path / "ft.yaml", source, [_model(server, "tuned", "ft")])
-    assert invoke("run", "--panel", str(tuned), "--store", store).exit_code == 0
+    assert invoke("run", "--panel", str(tuned), "--store", store, "--no-report").exit_code == 0
 
     n = len(gold)
     assert len(server.hits_for("qwen-vl", "base")) == n
@@ -64,7 +64,7 @@ def test_renaming_a_model_does_not_pay_for_it_again(tmp_path: Path, server: Mode
     store = str(tmp_path / "store")
     for name in ("qwen", "qwen-renamed"):
         panel = write_panel(tmp_path / f"{name}.yaml", source, [_model(server, name, "v")])
-        assert invoke("run", "--panel", str(panel), "--store", store).exit_code == 0
+        assert invoke("run", "--panel", str(panel), "--store", store, "--no-report").exit_code == 0
     assert len(server.hits_for("qwen-vl")) == len(gold)
     lines = query_csv(store, "select n_calls, n_cached from runs order by started_at")
     assert lines[1:] == [f"{len(gold)},0", f"0,{len(gold)}"]
@@ -77,7 +77,7 @@ def test_a_corrupt_or_empty_cache_entry_is_a_reported_miss(
     server.rules["qwen-vl"] = gold_rule(gold)
     store = tmp_path / "store"
     panel = write_panel(tmp_path / "p.yaml", source, [_model(server, "qwen", "v")])
-    assert invoke("run", "--panel", str(panel), "--store", str(store)).exit_code == 0
+    assert invoke("run", "--panel", str(panel), "--store", str(store), "--no-report").exit_code == 0
 
     entries = sorted((store / "cache" / "responses").rglob("*.json"))
     truncated, emptied = entries[0], entries[1]
@@ -87,7 +87,7 @@ def test_a_corrupt_or_empty_cache_entry_is_a_reported_miss(
     panel = write_panel(
         tmp_path / "fresh.yaml", source, [_model(server, "qwen", "v")], name="fresh"
     )
-    again = invoke("run", "--panel", str(panel), "--store", str(store))
+    again = invoke("run", "--panel", str(panel), "--store", str(store), "--no-report")
     assert again.exit_code == 0, again.output
     # Only the two broken entries were asked again; the rest came from the store.
     assert len(server.hits_for("qwen-vl")) == len(gold) + 2
@@ -104,7 +104,7 @@ def test_a_corrupt_or_empty_cache_entry_is_a_reported_miss(
     assert any(truncated.stem in entry and "unreadable" in entry for entry in listed)
     assert any(emptied.stem in entry for entry in listed)
     # The broken entries were replaced by the new answers: a third run asks nothing.
-    assert invoke("run", "--panel", str(panel), "--store", str(store)).exit_code == 0
+    assert invoke("run", "--panel", str(panel), "--store", str(store), "--no-report").exit_code == 0
     assert len(server.hits_for("qwen-vl")) == len(gold) + 2
 
 
@@ -135,7 +135,7 @@ def test_costs_view_and_runs_row_agree_with_retries_and_reuse(
     store = str(tmp_path / "store")
     panel = write_panel(tmp_path / "p.yaml", source, [priced])
     for _ in range(2):
-        assert invoke("run", "--panel", str(panel), "--store", store).exit_code == 0
+        assert invoke("run", "--panel", str(panel), "--store", store, "--no-report").exit_code == 0
     lines = query_csv(
         store,
         "select r.run_id, r.cost_usd, sum(c.cost_usd), sum(c.original_cost_usd), count(*), "

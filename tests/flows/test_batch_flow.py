@@ -82,7 +82,7 @@ def test_a_batch_model_answers_a_suite_lands_its_answers_and_a_rerun_sends_nothi
     model = batch_model(batch_server)
     panel = write_panel(tmp_path / "panel.yaml", source, [model], chunk_size=10)
     store = str(tmp_path / "store")
-    result = invoke("run", "--panel", str(panel), "--store", store)
+    result = invoke("run", "--panel", str(panel), "--store", store, "--no-report")
     assert result.exit_code == 0, result.output
     n = len(gold)
     # Every shard's first attempts went in one batch: the shards share the model's batcher.
@@ -110,7 +110,7 @@ def test_a_batch_model_answers_a_suite_lands_its_answers_and_a_rerun_sends_nothi
     assert float(total[1]) == pytest.approx(n * (10 * IN + OUT))
 
     before = batch_server.requests_made
-    again = invoke("run", "--panel", str(panel), "--store", store)
+    again = invoke("run", "--panel", str(panel), "--store", store, "--no-report")
     assert again.exit_code == 0, again.output
     assert batch_server.requests_made == before
 
@@ -122,7 +122,7 @@ def test_a_run_killed_while_its_batch_is_pending_resumes_by_polling_that_batch(
     batch_server.rules["batchy"] = gold_rule(gold)
     panel = write_panel(tmp_path / "panel.yaml", source, [batch_model(batch_server)], chunk_size=10)
     store = tmp_path / "store"
-    args = ["run", "--panel", str(panel), "--store", str(store)]
+    args = ["run", "--panel", str(panel), "--store", str(store), "--no-report"]
     cli = start_cli(args, tmp_path / "killed", {"ROADEVAL_HEARTBEAT_S": "0.5"})
     try:
         wait_until(lambda: batch_server.polls >= 2, timeout=120, what="a batch being polled")
@@ -131,7 +131,7 @@ def test_a_run_killed_while_its_batch_is_pending_resumes_by_polling_that_batch(
     assert batch_server.batches_created == 1 and batch_server.pending()
     batch_server.release()
 
-    resumed = invoke("run", "--panel", str(panel), "--store", str(store))
+    resumed = invoke("run", "--panel", str(panel), "--store", str(store), "--no-report")
     assert resumed.exit_code == 0, resumed.output
     # Exactly one batch was ever created: the second run polled the first run's batch.
     assert batch_server.batches_created == 1 and batch_server.files_created == 1

@@ -109,7 +109,7 @@ def test_blind_requests_send_black_images_of_the_original_sizes_and_land_apart(
         processes=2,
     )
     store = tmp_path / "store"
-    result = invoke("run", "--panel", str(panel), "--store", str(store))
+    result = invoke("run", "--panel", str(panel), "--store", str(store), "--no-report")
     assert result.exit_code == 0, result.output
 
     # Every request shows real images or black ones, never a mix; each blind request shows
@@ -155,6 +155,12 @@ def test_blind_requests_send_black_images_of_the_original_sizes_and_land_apart(
 PRICES = {"input_cost_per_token": 1e-9, "output_cost_per_token": 1e-4}
 
 
+def _campaign(panel: Path, store: Path, budget_usd: str) -> Any:
+    """A campaign under `budget_usd` (its report is not under test here)."""
+    args = ["--panel", str(panel), "--store", str(store), "--budget-usd", budget_usd]
+    return invoke("campaign", *args, "--no-report")
+
+
 def test_blind_requests_are_estimated_priced_and_held_to_the_budget(
     tmp_path: Path, server: ModelServer
 ) -> None:
@@ -195,17 +201,13 @@ def test_blind_requests_are_estimated_priced_and_held_to_the_budget(
 
     # The released requests alone finish under the budget...
     alone = tmp_path / "alone"
-    result = invoke(
-        "campaign", "--panel", str(released), "--store", str(alone), "--budget-usd", budget
-    )
+    result = _campaign(released, alone, budget)
     assert result.exit_code == 0, result.output
     assert len(server.hits_for("paid")) == len(every)
     # ... with the ablation, the same budget runs out before the blind requests are all asked.
     server.hits.clear()
     eyes.seen.clear()
-    result = invoke(
-        "campaign", "--panel", str(ablated), "--store", str(store), "--budget-usd", budget
-    )
+    result = _campaign(ablated, store, budget)
     assert result.exit_code == 3, result.output
     assert "out of budget" in result.output
     asked = len(server.hits_for("paid"))
@@ -215,7 +217,7 @@ def test_blind_requests_are_estimated_priced_and_held_to_the_budget(
 
     # A larger budget finishes it: every blind request priced by the panel's prices, its cost
     # the run's and the ledger's.
-    result = invoke("campaign", "--panel", str(ablated), "--store", str(store), "--budget-usd", "1")
+    result = _campaign(ablated, store, "1")
     assert result.exit_code == 0, result.output
     blind = query_csv(
         str(store),
@@ -259,12 +261,12 @@ def test_a_rerun_copies_the_blind_outcomes_and_keeps_a_blind_answer_for_a_same_s
         ablations=["blind"],
     )
     store = tmp_path / "store"
-    assert invoke("run", "--panel", str(panel), "--store", str(store)).exit_code == 0
+    assert invoke("run", "--panel", str(panel), "--store", str(store), "--no-report").exit_code == 0
     first = _manifests(store)[0]
 
     # Nothing changed: nothing asked, every outcome copied, the blind ones under 'blind'.
     server.hits.clear()
-    assert invoke("run", "--panel", str(panel), "--store", str(store)).exit_code == 0
+    assert invoke("run", "--panel", str(panel), "--store", str(store), "--no-report").exit_code == 0
     assert server.hits == []
     second = _manifests(store)[1]
     assert second["totals"]["calls"] == 0
@@ -297,7 +299,7 @@ def test_a_rerun_copies_the_blind_outcomes_and_keeps_a_blind_answer_for_a_same_s
     redrawn.save(path)
     server.hits.clear()
     eyes.seen.clear()
-    assert invoke("run", "--panel", str(panel), "--store", str(store)).exit_code == 0
+    assert invoke("run", "--panel", str(panel), "--store", str(store), "--no-report").exit_code == 0
     assert len(server.hits) == 1
     assert eyes.shown(black=True) == set()
     third = _manifests(store)[2]
@@ -315,7 +317,7 @@ def test_an_unknown_ablation_names_the_panel_and_the_field(tmp_path: Path) -> No
         {"model": "roadeval/random", "name": "random"},
         ablations=["deaf"],
     )
-    result = invoke("run", "--panel", str(panel), "--store", str(tmp_path / "store"))
+    result = invoke("run", "--panel", str(panel), "--store", str(tmp_path / "store"), "--no-report")
     assert result.exit_code == 2
     assert str(panel) in result.output
     assert "ablations" in result.output and "'deaf'" in result.output

@@ -51,7 +51,7 @@ def _start(tmp_path: Path, name: str, panel: Path, *extra: str) -> tuple[CliProc
     store = tmp_path / name / "store"
     # A media cache of its own: every view is drawn by this run.
     env = {"ROADEVAL_MEDIA_CACHE": str(tmp_path / name / "media")}
-    args = ["run", "--panel", str(panel), "--store", str(store), *extra]
+    args = ["run", "--panel", str(panel), "--store", str(store), *extra, "--no-report"]
     return start_cli(args, tmp_path / name, env), store
 
 
@@ -109,14 +109,21 @@ def test_a_point_cloud_panel_on_clusters_by_address_is_a_local_runs_twin(
     judged = "select count(*) from responses where role = 'judge' and not cached"
     assert query_csv(str(clustered), judged)[1] == "6"
     engines = _manifest(clustered)["engines"]
-    assert engines["render"] == {"engine": "dask", "address": dask, "on_cluster": 3}
+    # Drawing's engine is the panel's (or the address's): no choice, so no reason recorded.
+    assert engines["render"] == {"engine": "dask", "address": dask, "on_cluster": 3, "reason": None}
     # STRIDE's six judged and six trajectory items are the heavy ones.
-    assert engines["scoring"] == {"engine": "ray", "address": ray, "on_cluster": 12}
+    assert engines["scoring"] == {
+        "engine": "ray",
+        "address": ray,
+        "on_cluster": 12,
+        "reason": "a Ray cluster was given (scoring.address, --ray-address)",
+    }
     assert engines["prefect_api_url"] is None  # inline
     assert _manifest(local)["engines"]["render"] == {
         "engine": "local",
         "address": None,
         "on_cluster": 0,
+        "reason": None,
     }
     row = query_csv(
         str(clustered),

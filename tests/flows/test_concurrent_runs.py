@@ -48,7 +48,7 @@ def test_two_processes_on_one_store_pay_once_and_both_score_everything(
     model = {"model": "openai/shared", "api_base": server.api_base, "max_concurrency": 2}
     panel = write_panel(tmp_path / "panel.yaml", source, [model], chunk_size=10)
     store = shared_store
-    args = ["run", "--panel", str(panel), "--store", store]
+    args = ["run", "--panel", str(panel), "--store", store, "--no-report"]
     runs = [start_cli(args, tmp_path / name) for name in ("one", "two")]
     for cli in runs:
         assert cli.wait(timeout=180) == 0, cli.stderr

@@ -20,6 +20,7 @@ from roadeval.flows.stages.orchestration import OrchestratorKind
 from roadeval.storage.store import open_store
 from roadeval.tasks.results.engines import EngineRecord, EnginesRecord, bare_address
 from roadeval.tasks.results.manifest import RunManifest, Totals
+from roadeval.tasks.shard.scoring_choice import HeavyWork, choose_scoring
 
 
 def _context(tmp_path: Path, kind: OrchestratorKind, **panel: Any) -> RunContext:
@@ -42,9 +43,15 @@ def test_a_run_under_prefect_on_clusters_records_them(
     panel = with_dask_address(context.panel, "tcp://10.0.0.5:8786")
     context = replace(context, panel=with_ray_address(panel, "10.0.0.6:6379"))
     loaded: Any = [SimpleNamespace(drawings={"drawn": 5, "on_cluster": 5})]
-    assert engines_used(context, loaded, 12) == EnginesRecord(
+    chosen = choose_scoring(context.panel.scoring, HeavyWork(0, 0.0))
+    assert engines_used(context, loaded, chosen, 12) == EnginesRecord(
         render=EngineRecord(engine="dask", address="tcp://10.0.0.5:8786", on_cluster=5),
-        scoring=EngineRecord(engine="ray", address="10.0.0.6:6379", on_cluster=12),
+        scoring=EngineRecord(
+            engine="ray",
+            address="10.0.0.6:6379",
+            on_cluster=12,
+            reason="a Ray cluster was given (scoring.address, --ray-address)",
+        ),
         prefect_api_url="https://prefect.example:4200/api",
     )
 
@@ -57,16 +64,19 @@ def test_an_inline_run_in_process_records_local_engines(
         tmp_path, OrchestratorKind.INLINE, render={"engine": "local"}, scoring={"engine": "local"}
     )
     loaded: Any = [SimpleNamespace(drawings={"drawn": 3, "on_cluster": 0})]
-    engines = engines_used(context, loaded, 0)
+    engines = engines_used(
+        context, loaded, choose_scoring(context.panel.scoring, HeavyWork(9, 1e6)), 0
+    )
     assert engines == EnginesRecord(
-        render=EngineRecord(engine="local"), scoring=EngineRecord(engine="local")
+        render=EngineRecord(engine="local"),
+        scoring=EngineRecord(engine="local", reason="scoring.engine is local"),
     )
 
 
 def test_the_runs_row_repeats_the_manifests_engines() -> None:
     engines = EnginesRecord(
         render=EngineRecord(engine="dask", address="tcp://s:8786", on_cluster=2),
-        scoring=EngineRecord(engine="ray", address="h:6379", on_cluster=4),
+        scoring=EngineRecord(engine="ray", address="h:6379", on_cluster=4, reason="why"),
         prefect_api_url="http://p:4200/api",
     )
     manifest = RunManifest(
@@ -92,6 +102,7 @@ def test_the_runs_row_repeats_the_manifests_engines() -> None:
         "render_address": "tcp://s:8786",
         "scoring_engine": "ray",
         "scoring_address": "h:6379",
+        "scoring_reason": "why",
         "prefect_api_url": "http://p:4200/api",
     }
     # A manifest from before engines were recorded: the columns stay empty.

@@ -24,7 +24,7 @@ def _manifests(store: Path) -> list[dict[str, Any]]:
 
 
 def _run(panel: Path, store: Path) -> None:
-    result = invoke("run", "--panel", str(panel), "--store", str(store))
+    result = invoke("run", "--panel", str(panel), "--store", str(store), "--no-report")
     assert result.exit_code == 0, result.output
 
 

@@ -97,7 +97,7 @@ def test_final_cost_table_per_model_suite_role_with_unknown_costs(
     lines = result.output.split("cost per model, suite and role", 1)[1].splitlines()
     [priced] = [line for line in lines if line.startswith("│ priced ")]
     # 43 requests of 100 tokens in and 2 out: 43 x (1e-4 + 2e-5) USD.
-    assert "43" in priced and "4300" in priced and "86" in priced and "$0.0052" in priced
+    assert "43" in priced and "4,300" in priced and "86" in priced and "$0.0052" in priced
     [unpriced] = [line for line in lines if line.startswith("│ unpriced ")]
     assert "unknown" in unpriced and "$0.0000" not in unpriced
     [total] = [line for line in lines if line.startswith("│ total ")]

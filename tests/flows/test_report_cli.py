@@ -51,16 +51,49 @@ def _between(text: str, start: str, end: str) -> str:
     return text[text.index(start) : text.index(end)]
 
 
+def _table_rows(text: str, title: str) -> list[list[str]]:
+    """The cells of the table under `title` (from its title to its bottom rule), row by
+    printed line."""
+    lines = text.splitlines()
+    lines = lines[next(i for i, line in enumerate(lines) if line.rstrip() == title) :]
+    end = next(i for i, line in enumerate(lines) if line.startswith("└"))
+    return [
+        [cell.strip() for cell in line.split("│")[1:-1]]
+        for line in lines[:end]
+        if line.startswith("│")
+    ]
+
+
+def _count_or_cost(cell: str) -> bool:
+    return cell.replace(",", "").isdigit() or re.fullmatch(r"\$\d+(\.\d+)?", cell) is not None
+
+
+# Every suite x model the demo runs (its panel's models that answer the suite).
+DEMO_PAIRS = {
+    ("trip", "random"),
+    ("trip", "always-a"),
+    ("roadbench", "random"),
+    ("roadbench", "lane-rule"),
+    ("roadbench", "always-2"),
+    ("roadbench", "do-nothing"),
+    ("tbbench", "random"),
+    ("v2xqa", "random"),
+    ("v2xqa", "always-a"),
+    ("stride", "random"),
+}
+
+
 def test_a_run_leads_with_its_leaderboards_and_ends_with_its_report(demo: Demo) -> None:
     out = demo.output
     first = out.index("roadbench: leaderboard")
     assert first < out.index("trip: leaderboard") < out.index("run health")
     # The per-task detail is `show --detail`'s.
     assert "metrics per task" not in out and "per slice" not in out
-    # Counts print as integers: the health table's and the leaderboards' item counts.
-    health = _between(out, "run health", "cost per model").splitlines()
-    rows = [line.split("│")[3:-2] for line in health if line.startswith("│")]
-    assert len(rows) == 10 and all(cell.strip().isdigit() for row in rows for cell in row)
+    # The health table, read by its own bounds (the left-out table follows it): each row's
+    # suite and model whole, its counts integers, its cost in dollars.
+    rows = _table_rows(out, "run health")
+    assert {(row[0], row[1]) for row in rows} == DEMO_PAIRS
+    assert all(_count_or_cost(cell) for row in rows for cell in row[2:]), rows
     boards = _between(out, "roadbench: leaderboard", "run health").splitlines()
     counted = [line.split("│")[-4:-1] for line in boards if line.startswith("│")]
     # A row wraps where intervals are long: its second line has no counts.
@@ -174,6 +207,46 @@ def test_show_prints_the_runs_summary_again(demo: Demo) -> None:
     summary = _between(demo.output, "roadbench: leaderboard", "run ")
     assert _between(out, "roadbench: leaderboard", "report: ").startswith(summary)
     assert f"report: {demo.store / 'reports' / demo.run_id}.html" in out
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_show_fits_a_terminal_with_names_and_numbers_whole(demo: Demo, columns: int) -> None:
+    # Before: at 80 columns the health table cut every column to `su…`, `tr…`, `ra…` and
+    # the leaderboards their values to `0.1…`; at 120 suite and model names were still cut.
+    result = runner_at(columns, "show", "--store", str(demo.store))
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "…" not in out
+    # Tables fit; the report's path prints whole on one line (soft wrap) so it can be pasted.
+    lines = [line for line in out.splitlines() if not line.startswith("report: ")]
+    assert all(len(line) <= columns for line in lines), out
+    rows = _table_rows(out, "run health")
+    assert {(row[0], row[1]) for row in rows} == DEMO_PAIRS
+    assert all(_count_or_cost(cell) for row in rows for cell in row[2:]), rows
+    # The counts that did not fit are named under the table, with where to see them.
+    if columns == 80:
+        health = out[out.index("run health") :]
+        note = " ".join(_between(health, "not shown at 80 columns:", "left out of").split())
+        assert "abnormal answers, HTTP requests" in note and "(`roadeval report`)" in note
+    # Each value of a leaderboard whole: a number, its rank, an interval's bounds.
+    number = re.compile(r"^(—|-?\d+\.\d+|#\d+|\[-?\d+\.\d+,|-?\d+\.\d+\]|\d+)$")
+    for suite in ("roadbench", "trip", "v2xqa", "tbbench", "stride"):
+        board = _table_rows(out, f"{suite}: leaderboard")
+        names = {row[0] for row in board} - {"", "(baseline)"}
+        assert names == {model for s, model in DEMO_PAIRS if s == suite}, board
+        words = [word for row in board for cell in row[1:] for word in cell.split()]
+        assert words and all(number.match(word) for word in words), board
+    costs = _table_rows(out, "cost per model, suite and role")
+    assert {(row[1], row[0]) for row in costs if row[0] != "total"} <= DEMO_PAIRS
+
+
+def runner_at(columns: int, *args: str) -> Any:
+    """The CLI at a terminal `columns` wide (rich reads COLUMNS as a terminal's width)."""
+    from typer.testing import CliRunner
+
+    from roadeval.flows.cli.main import app
+
+    return CliRunner().invoke(app, list(args), env={"COLUMNS": str(columns)})
 
 
 def test_show_detail_prints_counts_as_integers(demo: Demo) -> None:

@@ -79,7 +79,7 @@ def _hits(server: ModelServer) -> int:
 
 
 def _run(panel: Path, store: Path, *extra: str) -> Any:
-    result = invoke("run", "--panel", str(panel), "--store", str(store), *extra)
+    result = invoke("run", "--panel", str(panel), "--store", str(store), *extra, "--no-report")
     assert result.exit_code == 0, result.output
     return result
 
@@ -257,7 +257,7 @@ def test_a_new_scorer_version_rescores_every_stored_answer_without_a_call(
     _answer_gold(server, gold)
     scorer_calls.clear()
     monkeypatch.setattr(TripSuite, "scorer_version", "2")
-    result = invoke("rescore", "--panel", str(panel), "--store", str(store))
+    result = invoke("rescore", "--panel", str(panel), "--store", str(store), "--no-report")
     assert result.exit_code == 0, result.output
     assert _hits(server) == 0
     assert len(scorer_calls) == n
@@ -285,7 +285,7 @@ def test_a_rescore_refuses_when_an_answer_is_missing(tmp_path: Path, server: Mod
     rows = _rows(source)
     _write_rows(source, [*rows, {**rows[0], "id": "NEW_1", "question": "A new question?"}])
     _answer_gold(server, gold)
-    result = invoke("rescore", "--panel", str(panel), "--store", str(store))
+    result = invoke("rescore", "--panel", str(panel), "--store", str(store), "--no-report")
     assert result.exit_code == 2, result.output
     assert "no stored answer" in " ".join(result.output.split())
     assert "NEW_1" in result.output
@@ -299,7 +299,7 @@ def test_a_refused_rescore_leaves_no_run_behind(tmp_path: Path) -> None:
     source, _ = trip_gold(tmp_path)
     panel = write_panel(tmp_path / "panel.yaml", source, [{"model": "roadeval/always-a"}])
     store = tmp_path / "store"
-    result = invoke("rescore", "--panel", str(panel), "--store", str(store))
+    result = invoke("rescore", "--panel", str(panel), "--store", str(store), "--no-report")
     assert result.exit_code == 2, result.output
     message = " ".join(result.output.split())
     n = len(_rows(source))
@@ -418,6 +418,11 @@ def test_a_damaged_baseline_part_is_named_and_its_items_are_not_copied(
     assert _hits(server) == 0
     assert len(scorer_calls) == first["suites"][0]["items"]
     assert "not a readable part" in caplog.text and damaged.name in caplog.text
+    # The comparison at the run's end cannot read it either: the pairs of the baseline's scores
+    # view (made over every part) are named as not compared, the part named, and the run ends.
+    uncompared = [r.message for r in caplog.records if "not compared" in r.message]
+    assert any(m.startswith("trip x openai/ra not compared") for m in uncompared)
+    assert all(damaged.name in m for m in uncompared)
 
 
 def _landed(store: Path, table: str, run_id: str) -> list[dict[str, Any]]:

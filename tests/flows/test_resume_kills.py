@@ -202,7 +202,7 @@ def started() -> Iterator[list[CliProcess]]:
 def _start(
     started: list[CliProcess], tmp_path: Path, panel: Path, store: Path, run: int
 ) -> CliProcess:
-    args = ["run", "--panel", str(panel), "--store", str(store)]
+    args = ["run", "--panel", str(panel), "--store", str(store), "--no-report"]
     env = {"ROADEVAL_HEARTBEAT_S": "0.5", KEY_ENV: _api_key(run)}
     cli = start_cli(args, tmp_path / f"run-{run}", env)
     started.append(cli)

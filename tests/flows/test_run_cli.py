@@ -106,7 +106,7 @@ def test_run_against_server_then_second_run_makes_no_calls(
         ],
     )
     store = tmp_path / "store"
-    first = invoke("run", "--panel", str(panel), "--store", str(store))
+    first = invoke("run", "--panel", str(panel), "--store", str(store), "--no-report")
     assert first.exit_code == 0, first.output
     n = len(gold)
     assert len(server.hits_for("gold")) == n and len(server.hits_for("wrong")) == n
@@ -124,7 +124,7 @@ def test_run_against_server_then_second_run_makes_no_calls(
     statuses = dict(line.split(",") for line in csv_lines[1:])
     assert sum(int(v) for v in statuses.values()) == n and "ok" not in statuses
 
-    second = invoke("run", "--panel", str(panel), "--store", str(store))
+    second = invoke("run", "--panel", str(panel), "--store", str(store), "--no-report")
     assert second.exit_code == 0, second.output
     assert len(server.hits_for("gold")) == n, "second run must be answered from the store"
     csv_lines = query_csv(
@@ -160,7 +160,7 @@ def test_retries_honour_429_and_5xx_then_succeed(tmp_path: Path, server: ModelSe
             }
         ],
     )
-    result = invoke("run", "--panel", str(panel), "--store", str(tmp_path / "store"))
+    result = invoke("run", "--panel", str(panel), "--store", str(tmp_path / "store"), "--no-report")
     assert result.exit_code == 0, result.output
     assert len(server.hits_for("flaky")) == 3 * len(gold)
     assert re.search(r"openai/flaky\s*│\s*\d+\s*│\s*\d+\s*│\s*0\s*│\s*0\s*│", result.output)
@@ -184,7 +184,7 @@ def test_persistent_server_errors_are_errors_not_wrong_answers(
         ],
     )
     store = tmp_path / "store"
-    result = invoke("run", "--panel", str(panel), "--store", str(store))
+    result = invoke("run", "--panel", str(panel), "--store", str(store), "--no-report")
     assert result.exit_code == 1
     assert "openai/down on trip" in result.output and "server_error" in result.output
     assert len(server.hits_for("down")) == 2 * len(gold)
@@ -304,7 +304,7 @@ def test_demo_lands_in_s3_and_is_queryable(s3_endpoint: str) -> None:
     import boto3
 
     boto3.client("s3", endpoint_url=s3_endpoint).create_bucket(Bucket="demo-runs")
-    result = invoke("demo", "--store", "s3://demo-runs/nightly")
+    result = invoke("demo", "--store", "s3://demo-runs/nightly", "--no-report")
     assert result.exit_code == 0, result.output
     csv_lines = query_csv("s3://demo-runs/nightly", "select count(distinct suite) from metrics")
     assert int(csv_lines[1]) >= 1
@@ -321,7 +321,17 @@ def test_skip_bad_rows_runs_the_rest_and_reports_them_in_the_manifest(tmp_path: 
     panel = write_panel(tmp_path / "panel.yaml", source, [{"model": "roadeval/always-a"}])
     store = tmp_path / "store"
     result = runner.invoke(
-        app, ["run", "--panel", str(panel), "--store", str(store), "--on-bad-item", "skip"]
+        app,
+        [
+            "run",
+            "--panel",
+            str(panel),
+            "--store",
+            str(store),
+            "--on-bad-item",
+            "skip",
+            "--no-report",
+        ],
     )
     assert result.exit_code == 0, result.output
     assert "1 bad rows skipped" in result.output
@@ -363,6 +373,6 @@ def test_calls_run_concurrently_within_the_models_limit(
         [{"model": "openai/slow", "api_base": server.api_base, "max_concurrency": 3}],
         chunk_size=10,  # several shards of one model run at once; the limit holds across them
     )
-    result = invoke("run", "--panel", str(panel), "--store", str(tmp_path / "store"))
+    result = invoke("run", "--panel", str(panel), "--store", str(tmp_path / "store"), "--no-report")
     assert result.exit_code == 0, result.output
     assert state["peak"] == 3

@@ -70,7 +70,7 @@ def test_a_scorer_that_raises_leaves_its_item_unscored_and_the_run_finished(
     panel, broken, n = _broken_trip(tmp_path, monkeypatch)
     store = tmp_path / "store"
     with caplog.at_level(logging.WARNING, logger="roadeval.tasks.shard.scoring"):
-        result = invoke("run", "--panel", str(panel), "--store", str(store))
+        result = invoke("run", "--panel", str(panel), "--store", str(store), "--no-report")
     assert result.exit_code == 0, result.output
     message = _one_line(result)
     assert (
@@ -117,7 +117,9 @@ def test_strict_exits_1_when_a_scorer_raised_after_landing_everything(
 ) -> None:
     panel, _, n = _broken_trip(tmp_path, monkeypatch)
     store = tmp_path / "store"
-    result = invoke(command, "--panel", str(panel), "--store", str(store), "--strict")
+    result = invoke(
+        command, "--panel", str(panel), "--store", str(store), "--strict", "--no-report"
+    )
     assert result.exit_code == 1, result.output
     message = _one_line(result)
     assert "warning: trip x roadeval/always-a: 1 items not scored" in message
@@ -135,7 +137,7 @@ def test_demo_takes_strict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
         return scored(self, item, parsed)
 
     monkeypatch.setattr(TripSuite, "score", score_or_raise)
-    result = invoke("demo", "--store", str(tmp_path / "store"), "--strict")
+    result = invoke("demo", "--store", str(tmp_path / "store"), "--strict", "--no-report")
     assert result.exit_code == 1, result.output
     assert "--strict:" in result.output and "items not scored" in result.output
 
@@ -173,7 +175,7 @@ def _check_faulty_run(
     store = tmp_path / "store"
     panel = _faulty_panel(tmp_path, engine, n, [broken])
     with caplog.at_level(logging.WARNING, logger="roadeval.tasks.shard.scoring"):
-        result = invoke("run", "--panel", str(panel), "--store", str(store))
+        result = invoke("run", "--panel", str(panel), "--store", str(store), "--no-report")
     assert result.exit_code == 0, result.output
     message = _one_line(result)
     assert (
@@ -190,7 +192,7 @@ def _check_faulty_run(
     assert _manifest(store)["totals"]["scorer_errors"] == 1
     [logged] = [r.getMessage() for r in caplog.records if f"item {broken}" in r.getMessage()]
     assert SECRET not in logged and REDACTED in logged
-    strict = invoke("run", "--panel", str(panel), "--store", str(store), "--strict")
+    strict = invoke("run", "--panel", str(panel), "--store", str(store), "--strict", "--no-report")
     assert strict.exit_code == 1, strict.output
     return logged
 
@@ -227,7 +229,7 @@ def test_a_rerun_scores_again_what_a_scorer_failed_on_from_the_stored_answer(
     engines = {"scoring": {"engine": "local"}, "render": {"engine": "local"}}
     panel = write_panel(tmp_path / "p.yaml", source, [model], **engines)
     store = tmp_path / "store"
-    first = invoke("run", "--panel", str(panel), "--store", str(store))
+    first = invoke("run", "--panel", str(panel), "--store", str(store), "--no-report")
     assert first.exit_code == 0, first.output
     assert "1 items not scored, their scorer raised" in _one_line(first)
     asked = len(server.hits_for("fixable"))
@@ -235,7 +237,7 @@ def test_a_rerun_scores_again_what_a_scorer_failed_on_from_the_stored_answer(
 
     # Run 2 of the same panel, the fault gone (the scorer's version and options unchanged).
     monkeypatch.setattr(TripSuite, "score", unpatched)
-    second = invoke("run", "--panel", str(panel), "--store", str(store), "--strict")
+    second = invoke("run", "--panel", str(panel), "--store", str(store), "--strict", "--no-report")
     assert second.exit_code == 0, second.output
     assert "not scored" not in _one_line(second)
     # Scored again from the stored answer: no request was sent again.

@@ -81,3 +81,46 @@ def test_a_plan_on_s3_reads_only_what_the_listing_says_is_there(s3_endpoint: str
     # Another run lists afresh (what was kept since is no older than its claims' reach).
     ResponseCache(store, run_id="20260101T000001Z-bbbbbbbb").lookup(request(2))
     assert calls.count("ListObjectsV2") == 4
+
+
+class ReadCountingStore(LocalStore):
+    """A folder that counts the reads of its objects and its listings."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self.reads = 0
+        self.lists = 0
+
+    def get(self, key: str) -> bytes:
+        self.reads += 1
+        return super().get(key)
+
+    def list(self, prefix: str) -> list[str]:
+        self.lists += 1
+        return super().list(prefix)
+
+
+def test_a_dry_runs_look_ups_on_a_folder_read_only_the_answers_its_one_listing_holds(
+    tmp_path: Path,
+) -> None:
+    """A dry run's plans (`counted`) list the cache once and read a key only when it is there:
+    no missing file looked for per sample. An entry listed but unreadable is still a miss,
+    reported, as the run would find it."""
+    store = ReadCountingStore(tmp_path)
+    writer = ResponseCache(store)
+    writer.put(answer(1))
+    writer.put(answer(2))
+    (tmp_path / ResponseCache.key(key(2))).write_text("{truncated")
+    run = "20260101T000000Z-aaaaaaaa"
+    plans = [ResponseCache(store, run_id=run, counted=True) for _ in range(3)]
+    lists = store.lists
+    found = [plans[n % 3].lookup_key(key(n)).answer for n in range(1000)]
+    assert [n for n, f in enumerate(found) if f is not None] == [1]
+    assert store.reads == 2  # the two keys listed, nothing else
+    assert store.lists - lists <= 2  # one listing of entries (and the journals) for all plans
+    assert [c.request_key for c in plans[2].corrupt] == [key(2)]
+    assert not plans[0].holds_none()
+    # A store with no answer at all says so: a dry run then makes no key per sample.
+    assert ResponseCache(LocalStore(tmp_path / "empty"), run_id=run, counted=True).holds_none()
+    # A run's plans (not counted) keep a look-up per key on a folder.
+    assert not ResponseCache(store, run_id=run).holds_none()

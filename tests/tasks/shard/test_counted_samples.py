@@ -13,6 +13,7 @@ import pytest
 
 from roadeval.benchmarks.output import ModelOutput
 from roadeval.benchmarks.registry import get_suite
+from roadeval.storage.records import EstimateRow
 from roadeval.storage.store import LocalStore
 from roadeval.tasks.cache.responses import ResponseCache
 from roadeval.tasks.calls.gateway import ModelClient
@@ -71,15 +72,8 @@ def test_a_counted_shard_plans_and_estimates_as_a_shard_per_sample(
 
     expected = estimate_plans(per_sample, judge, "run", NOW)
     found = estimate_plans([counted], judge, "run", NOW)
-    assert [r.role for r in found] == [r.role for r in expected]
+    _same_estimate(found, expected)
     assert {r.role for r in found} == ({"answer", "judge"} if suite.uses_judge else {"answer"})
-    for row, want in zip(found, expected, strict=True):
-        counts = ("requests", "requests_worst", "answered", "tokens_in", "tokens_in_worst")
-        more = ("tokens_out_max", "tokens_out_worst")
-        for name in (*counts, *more):
-            assert getattr(row, name) == getattr(want, name), (row.role, name)
-        for name in ("expected_usd", "worst_usd", "retry_bound_usd"):
-            assert getattr(row, name) == pytest.approx(getattr(want, name)), (row.role, name)
     answers = next(r for r in found if r.role == "answer")
     assert 0 < answers.answered < n * SAMPLES and answers.requests > 0
     if suite.max_attempts > 1:
@@ -103,6 +97,18 @@ def test_a_counted_shard_plans_and_estimates_as_a_shard_per_sample(
     assert expanded == {key: answered for key, (answered, _) in materialised_rows.items()}
 
 
+def _same_estimate(found: list[EstimateRow], expected: list[EstimateRow]) -> None:
+    """The same counts, and costs but for the order of their sums."""
+    assert [r.role for r in found] == [r.role for r in expected]
+    for row, want in zip(found, expected, strict=True):
+        counts = ("requests", "requests_worst", "answered", "tokens_in", "tokens_in_worst")
+        more = ("tokens_out_max", "tokens_out_worst")
+        for name in (*counts, *more):
+            assert getattr(row, name) == getattr(want, name), (row.role, name)
+        for name in ("expected_usd", "worst_usd", "retry_bound_usd"):
+            assert getattr(row, name) == pytest.approx(getattr(want, name)), (row.role, name)
+
+
 def test_an_estimate_summed_plan_by_plan_is_the_estimate_of_all_of_them(tmp_path: Path) -> None:
     """A dry run adds each shard's plan and drops it: the rows are the whole plan's."""
     store = LocalStore(tmp_path / "store")
@@ -120,10 +126,63 @@ def test_an_estimate_summed_plan_by_plan_is_the_estimate_of_all_of_them(tmp_path
     assert estimate.rows("run", NOW) == estimate_plans(plans, None, "run", NOW)
 
 
-def test_a_counted_shard_asks_a_stale_sample_again_as_its_own_plan_would(tmp_path: Path) -> None:
+class ReadCountingStore(LocalStore):
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self.reads = 0
+
+    def get(self, key: str) -> bytes:
+        self.reads += 1
+        return super().get(key)
+
+
+@pytest.mark.parametrize("stored", [False, True])
+def test_a_dry_runs_shard_reads_only_stored_answers_and_counts_as_a_shard_per_sample(
+    tmp_path: Path, stored: bool
+) -> None:
+    """A dry run's counted shard, planned from one listing of the store (`counted`), plans as
+    a shard per sample does with a look-up per key, and reads the store only for what it
+    holds: in an empty store, not one read for its 40 samples of every item."""
+    store = ReadCountingStore(tmp_path / "store")
+    suite = get_suite("roadbench")
+    items = suite.load(suite.generate_demo(tmp_path / "rb")).items[:4]
+    renders = render_items(suite, items).renders
+    samples = 40
+    spec = ModelSpec(model="openai/gpt-4o", params={"max_tokens": 40}, samples=samples, **PRICES)
+    client = ModelClient(spec)
+    per_sample = [
+        plan_shard(Shard("run", s, suite, client, items, sample=s), renders, ResponseCache(store))
+        for s in range(1, samples + 1)
+    ]
+    if stored:  # the first attempt of samples 7 to 9 of the first item
+        for plan in per_sample[6:9]:
+            request = plan.items[0].requests[0]
+            ResponseCache(store).put(_answer(request.key, request.attempt))
+        per_sample = [plan_shard(p.shard, renders, ResponseCache(store)) for p in per_sample]
+    store.reads = 0
+    shard = Shard("run-dry", 0, suite, client, items, samples=samples, counted=True)
+    counted = plan_shard(shard, renders, ResponseCache(store, run_id="run-dry", counted=True))
+    assert store.reads == (3 if stored else 0)
+    _same_estimate(
+        estimate_plans([counted], None, "run", NOW), estimate_plans(per_sample, None, "run", NOW)
+    )
+    first = counted.items[0].samples[0]
+    assert [(r.first, r.count, r.answered) for r in first] == (
+        [(1, 6, False), (7, 3, True), (10, 31, False)] if stored else [(1, 40, False)]
+    )
+    assert [r.request_key for r in first] == [
+        per_sample[r.first - 1].items[0].requests[0].key for r in first
+    ]
+
+
+@pytest.mark.parametrize("listed", [False, True])
+def test_a_counted_shard_asks_a_stale_sample_again_as_its_own_plan_would(
+    tmp_path: Path, listed: bool
+) -> None:
     """Under `reuse_for`, each sample is fresh or stale by its own stored answer: a dry run's
     runs of samples part where their freshness does, and its counts (asked, answered, stale)
-    and rows are those of the plans a shard per sample makes, which are what the run sends."""
+    and rows are those of the plans a shard per sample makes, which are what the run sends;
+    looked up in one listing of the store (`listed`, a dry run's) as one by one."""
     store = LocalStore(tmp_path / "store")
     suite = get_suite("roadbench")
     items = suite.load(suite.generate_demo(tmp_path / "rb")).items[:4]
@@ -151,7 +210,9 @@ def test_a_counted_shard_asks_a_stale_sample_again_as_its_own_plan_would(tmp_pat
                 cache.put(replace(_answer(key, 1), answered_at=when))
     asked = per_sample()
     counted = plan_shard(
-        Shard("run", 0, suite, client, items, sample=1, samples=SAMPLES), renders, cache
+        Shard("run-dry", 0, suite, client, items, sample=1, samples=SAMPLES, counted=listed),
+        renders,
+        ResponseCache(store, run_id="run-dry", counted=True) if listed else cache,
     )
     runs = [
         [(run.first, run.count, run.answered, run.stale) for run in planned.samples[0]]
