@@ -32,27 +32,29 @@ def end_run(
     """The run's last record and summary: `planned` (a dry run that went through), `finished`
     (a run with its metrics landed), else stopped: recorded so, and raised as `RunStopped`."""
     stopped = failure is not None or run.engines.stop.requested
+    # Each summary is made before its record ends: the record's key is the one thing it waits for.
     if run.context.dry_run and not stopped:
         manifest = _manifest(run, answered, [])
+        summary = _summary(run, answered, None, manifest, [], RunStatus.PLANNED)
         try:
-            key = record.end(RunStatus.PLANNED, manifest)
+            summary.manifest_key = record.end(RunStatus.PLANNED, manifest)
         except Exception as exc:
             failure = exc
         else:
-            return _told(run, _summary(run, answered, key, None, manifest, [], RunStatus.PLANNED))
+            run.log.finished(summary)
+            return summary
     if metrics is not None:
         manifest = _manifest(run, answered, answered.results)
         manifest.intervals = metrics.intervals
         manifest.compaction = _compact(run)
+        summary = _summary(run, answered, metrics, manifest, answered.results, RunStatus.FINISHED)
         try:
-            key = record.end(RunStatus.FINISHED, manifest)
+            summary.manifest_key = record.end(RunStatus.FINISHED, manifest)
         except Exception as exc:
             failure = exc  # landed, but not recorded: told below as a store failure
         else:
-            summary = _summary(
-                run, answered, key, metrics, manifest, answered.results, RunStatus.FINISHED
-            )
-            return _told(run, summary)
+            run.log.finished(summary)
+            return summary
     raise _stopped(run, record, answered, failure) from failure
 
 
@@ -74,16 +76,13 @@ def _stopped(
     if not run.context.dry_run:
         results = _with_unlanded(run, results)
     manifest = _manifest(run, answered, results)
-    last_key: str | None = None
-    record_error: str | None = None
+    summary = _summary(run, answered, None, manifest, results, reason.status)
+    summary.in_flight_at_stop = run.engines.in_flight.at_stop
     try:
-        last_key = record.end(reason.status, manifest, reason.message)
+        summary.manifest_key = record.end(reason.status, manifest, reason.message)
     except Exception as exc:
         # The store that stopped the run may refuse its last record too: said, not implied.
-        record_error = describe_store_error(store.uri, exc)
-    summary = _summary(run, answered, last_key, None, manifest, results, reason.status)
-    summary.record_error = record_error
-    summary.in_flight_at_stop = run.engines.in_flight.at_stop
+        summary.record_error = describe_store_error(store.uri, exc)
     run.log.stopped(run.context.run_id, reason.status, reason.message, manifest.totals)
     return RunStopped(summary, reason)
 
@@ -129,16 +128,16 @@ def _with_unlanded(run: Run, results: list[ShardResult]) -> list[ShardResult]:
 def _summary(
     run: Run,
     answered: Answered,
-    key: str | None,
     metrics: Metrics | None,
     manifest: RunManifest,
     results: list[ShardResult],
     status: str,
 ) -> RunSummary:
+    """The run's summary but for its record's key (`manifest_key`, set once the record ends)."""
     return RunSummary(
         run.context.run_id,
         run.context.store.uri,
-        key,
+        None,
         metrics.rows if metrics is not None else [],
         manifest,
         results,
@@ -170,8 +169,3 @@ def _worst_case_left(run: Run, answered: Answered) -> float | None:
     run_id = run.context.run_id
     cache = ResponseCache(run.context.store, run_id=run_id)
     return worst_case_left(answered.plans, cache, judge_spec, run_id)
-
-
-def _told(run: Run, summary: RunSummary) -> RunSummary:
-    run.log.finished(summary)
-    return summary
