@@ -14,7 +14,6 @@ from roadeval.flows.record.summary import RunSummary
 from roadeval.flows.run.answer import Answered, answer_run, plan_rescore
 from roadeval.flows.run.end import end_run
 from roadeval.flows.run.metrics import Metrics, land_metrics
-from roadeval.flows.run.report import prepare_report
 from roadeval.storage.store import StoreError, describe_store_error
 from roadeval.tasks.calls.secrets import install_log_redaction, remove_log_redaction
 
@@ -62,8 +61,6 @@ def recorded(run: Run) -> RunSummary:
         failure = answered.failure
         whole = failure is None and not run.engines.stop.requested
         if whole and not context.dry_run:
-            if context.reports:
-                prepare_report()
             metrics = land_metrics(run, answered.results)
     except Exception as exc:
         failure = exc

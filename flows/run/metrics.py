@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from roadeval.flows.process.quick_exit import armed
 from roadeval.flows.record.parts import Run
 from roadeval.flows.rerun.comparison import comparisons_against, metric_deltas_against
 
@@ -30,11 +31,14 @@ class Metrics:
 
 def land_metrics(run: Run, results: list[ShardResult]) -> Metrics:
     """Aggregate the scored items of every shard, then land the metrics with their pairs,
-    deltas, paired comparisons and the suites' own tables."""
+    deltas, paired comparisons and the suites' own tables. A run that ends with its report
+    starts the report's figure helpers first (`prepare_report`)."""
     from roadeval.storage.landing import Part, land
     from roadeval.tasks.results.aggregate import aggregate
     from roadeval.tasks.results.suite_tables import suite_table_parts
 
+    if run.context.reports:
+        prepare_report()
     by_pair: ByPair = {}
     for result in results:
         key = (result.suite, result.model, result.variant)
@@ -77,6 +81,15 @@ def land_metrics(run: Run, results: list[ShardResult]) -> Metrics:
         ],
     )
     return found
+
+
+def prepare_report() -> None:
+    """A run about to finish: its report's figure helpers start now, in the command's own
+    process (see `flows.run.report`), to import while the run lands its metrics."""
+    if armed():
+        from roadeval.tasks.report.drawing import start_helpers
+
+        start_helpers()
 
 
 def _intervals(

@@ -17,15 +17,6 @@ from roadeval.storage.records import RunStatus
 from roadeval.storage.store import Store
 
 
-def prepare_report() -> None:
-    """A run about to finish: its report's figure helpers start now, in the command's own
-    process (see `build_report`), to import while the run lands its metrics."""
-    if armed():
-        from roadeval.tasks.report.drawing import start_helpers
-
-        start_helpers()
-
-
 def keep_report(summary: RunSummary, store: Store, orchestrator: Orchestrator, panel: str) -> None:
     """Build the report of a finished run (a stage, a Prefect task under Prefect) and note in
     `summary` where it is, or why it is not; then the store's site pages (`keep_site`)."""
