@@ -117,12 +117,6 @@ class Applies:
     spec: ModelSpec
     items: list[Item]
 
-    def asked(self) -> list[Item]:
-        """`items` less those the suite has dropped since the check (an input that could not be
-        drawn, under `on_bad_item: skip`): pairs are checked before drawing, sharded after."""
-        kept = {item.item_id for item in self.suite.items}
-        return [item for item in self.items if item.item_id in kept]
-
 
 def applicable(
     panel: Panel, loaded: list[LoadedSuite]

@@ -60,7 +60,7 @@ def plan_shards(
 
     shards: list[Shard] = []
     for pair in pairs:
-        suite, spec, items = pair.suite, pair.spec, pair.asked()
+        suite, spec, items = pair.suite, pair.spec, _asked(pair)
         variants = [("", items)]
         if shown is not None and BLIND in panel.ablations:
             with_images = shown.get(suite.suite.name, ())
@@ -93,6 +93,13 @@ def plan_shards(
                         )
                     )
     return shards
+
+
+def _asked(pair: Applies) -> list[Item]:
+    """The pair's items less those its suite has dropped since the check (an input that could
+    not be drawn, under `on_bad_item: skip`): pairs are checked before drawing, sharded after."""
+    kept = {item.item_id for item in pair.suite.items}
+    return [item for item in pair.items if item.item_id in kept]
 
 
 def _chunks(items: list[Item], taken: frozenset[str], size: int) -> list[tuple[list[Item], bool]]:
