@@ -106,7 +106,7 @@ def generation_in_force(shards: Sequence[Shard]) -> list[GenerationRecord]:
 
 def suite_record(loaded: LoadedSuite, judge: dict[str, Any] | None = None) -> SuiteRecord:
     """A loaded suite as the manifest lists it (`judge`: the panel's, as dumped)."""
-    from roadeval.flows.rerun.baseline import scoring_key
+    from roadeval.tasks.rerun.scoring_key import scoring_key
     from roadeval.tasks.results.left_out import skipped_groups
 
     return SuiteRecord(
@@ -151,6 +151,7 @@ def build_manifest(
     summed = totals(counts)
     engines = engines_used(run, inputs.loaded, scoring, scored_on_cluster)
     freshness = freshness_records(run.fresh_from, panel.models, panel.judge, counts, served)
+    version = code_version()
     # Each suite's record last: its hash and its scoring key are the loaded suite's own.
     suites = [suite_record(s, judge) for s in inputs.loaded]
     return RunManifest(
@@ -158,7 +159,7 @@ def build_manifest(
         panel=panel.name,
         started_at=run.started,
         ended_at=ended,
-        code_version=code_version(),
+        code_version=version,
         store=run.store.uri,
         suites=suites,
         models=[redact_model(spec.model_dump(mode="json")) for spec in panel.models],

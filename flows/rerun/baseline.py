@@ -7,8 +7,6 @@ manifest), then per suite x model its responses, parses and scores parts, each r
 
 from __future__ import annotations
 
-import hashlib
-import json
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -24,7 +22,6 @@ from roadeval.tasks.rerun.answers import CopyFreshness
 from roadeval.tasks.results.manifest import BaselineRecord, RunManifest, SuiteRecord
 
 if TYPE_CHECKING:
-    from roadeval.benchmarks.suite import Suite
     from roadeval.flows.stages.plan import CopyCandidates
     from roadeval.storage.records import ChangeRow
     from roadeval.tasks.rerun.answers import BaselineAnswers, ShardBaseline
@@ -117,16 +114,6 @@ def find_baseline(store: Store, panel: Panel, against: str | None) -> BaselineRu
         f"the last finished run of panel {panel.name!r}",
         RunManifest.from_json(last["manifest_json"]),
     )
-
-
-def scoring_key(suite: Suite, judge: dict[str, Any] | None) -> str:
-    """A digest of what decides a suite's scores besides its answers: its scorer version, its
-    options, and for a judged suite the judge's model, endpoint and settings."""
-    body: dict[str, Any] = {"version": suite.scorer_version, "options": suite.options()}
-    if suite.uses_judge and judge is not None:
-        body["judge"] = {k: judge.get(k) for k in ("model", "api_base", "params")}
-    text = json.dumps(body, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 @dataclass

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from roadeval.benchmarks.suite import ScoredItem
 from roadeval.flows.panel.file import Panel
-from roadeval.flows.rerun.baseline import BaselineReader, BaselineRun, scoring_key
+from roadeval.flows.rerun.baseline import BaselineReader, BaselineRun
 from roadeval.flows.rerun.changes import suite_changes
 from roadeval.flows.stages.load import LoadedSuite
 from roadeval.storage.landing import read_rows
@@ -20,6 +20,7 @@ from roadeval.storage.tables import part_key
 from roadeval.tasks.requests.model_spec import redact_model
 from roadeval.tasks.rerun.changes import ChangeKind
 from roadeval.tasks.rerun.deltas import metric_deltas
+from roadeval.tasks.rerun.scoring_key import scoring_key
 from roadeval.tasks.results.intervals import IntervalSettings
 
 log = logging.getLogger(__name__)
