@@ -52,25 +52,20 @@ class RunContext:
 
 @dataclass(frozen=True)
 class RunInputs:
-    """What the run evaluates: its suites as loaded, their renders, and the shards made of them
-    (with the suite x model pairs no shard covers)."""
+    """What the run evaluates: its suites as loaded, the shards made of them with the images
+    each shows, and the suite x model pairs no shard covers."""
 
     loaded: list[LoadedSuite]
-    renders: dict[str, Renders]
     shards: list[Shard]
+    # By shard name, the images its items are shown (blacked out for a blind shard's), chosen
+    # as the shards are made (`flows.run.setup`).
+    shown: dict[str, Renders]
     not_covered: list[dict[str, Any]]
     # The run compared with (None: none), what its plans may take from it, and each suite's
     # item changes against it (landed before the first call).
     baseline: BaselineRun | None = None
     reader: BaselineReader | None = None
     changes: dict[str, list[ChangeRow]] = field(default_factory=dict)
-    # Per suite, the blind renders of its items that show an image (the `blind` ablation).
-    blind: dict[str, Renders] = field(default_factory=dict)
-
-    def renders_for(self, shard: Shard) -> Renders:
-        """The images a shard's items are shown: blacked out for a blind shard."""
-        of_variant = self.blind if shard.variant else self.renders
-        return of_variant[shard.suite.name]
 
 
 @dataclass(frozen=True)

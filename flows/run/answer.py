@@ -59,7 +59,7 @@ def plan_rescore(run: Run) -> Answered:
             run.context.orchestrator.submit(
                 PLAN_SHARD,
                 shard,
-                run.inputs.renders_for(shard),
+                run.inputs.shown[shard.name],
                 run.context.store,
                 run.inputs.reader,
             )
@@ -169,7 +169,7 @@ def _plan_and_answer(run: Run) -> Answered:
                     n: orchestrator.submit(
                         PLAN_SHARD,
                         shards[n],
-                        inputs.renders_for(shards[n]),
+                        inputs.shown[shards[n].name],
                         context.store,
                         inputs.reader,
                     )

@@ -88,7 +88,7 @@ def plan_and_estimate(
     for wave in waves(inputs.shards):
         futures = [
             context.orchestrator.submit(
-                PLAN_SHARD, shard, inputs.renders_for(shard), context.store, inputs.reader
+                PLAN_SHARD, shard, inputs.shown[shard.name], context.store, inputs.reader
             )
             for shard in wave
         ]

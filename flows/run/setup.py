@@ -80,6 +80,8 @@ def set_up(start: Started) -> Run:
         shown=blind,
         counted=context.dry_run,
     )
+    # The images each shard shows, chosen now: the suite's renders, a blind shard's blacked out.
+    shown = {s.name: (blind if s.variant else renders)[s.suite.name] for s in shards}
     log = RunLog(start.logger)
     scoring = choose_scoring(panel.scoring, HeavyWork.of(shards))
     remote = (
@@ -88,7 +90,7 @@ def set_up(start: Started) -> Run:
         else None
     )
     inputs = RunInputs(
-        start.loaded, renders, shards, start.not_covered, start.baseline, reader, changes, blind
+        start.loaded, shards, shown, start.not_covered, start.baseline, reader, changes
     )
     engines = RunEngines(stop, redact, budget, judge, remote, in_flight, scoring)
     return Run(context, inputs, engines, log)
