@@ -6,40 +6,25 @@ history`) builds it again."""
 
 from __future__ import annotations
 
-from contextlib import suppress
-
 from roadeval.flows.process.quick_exit import armed
 from roadeval.flows.record.log import run_logger
 from roadeval.flows.record.summary import RunSummary
 from roadeval.flows.stages.orchestration import Orchestrator
-from roadeval.flows.stages.report import BUILD_REPORT
+from roadeval.flows.stages.report import BUILD_REPORT, build_site
 from roadeval.storage.records import RunStatus
 from roadeval.storage.store import Store
 
 
 def keep_report(summary: RunSummary, store: Store, orchestrator: Orchestrator, panel: str) -> None:
     """Build the report of a finished run (a stage, a Prefect task under Prefect) and note in
-    `summary` where it is, or why it is not; then the store's site pages (`keep_site`)."""
+    `summary` where it is, or why it is not; then, at the end of every run whatever its status
+    and however it was started, the store's site pages (`stages.report.build_site`: a hand-started
+    run changes a panel's history as much as a scheduled one). Never fatal: `roadeval history`
+    builds them again."""
     if summary.status == RunStatus.FINISHED:
         _keep_run_report(summary, store, orchestrator)
-    keep_site(summary, store, orchestrator, panel)
-
-
-def keep_site(summary: RunSummary, store: Store, orchestrator: Orchestrator, panel: str) -> None:
-    """At the end of every run, whatever its status and however it was started: the panel's
-    history page (a finished run is a new point of it) and the store's index (every run is
-    listed, a failed one too). Both read corpus rows only, and a hand-started run changes a
-    panel's history as much as a scheduled one. Never fatal: `roadeval history` builds them
-    again."""
-    from roadeval.tasks.report.history_page import build_history_page
-    from roadeval.tasks.report.site_index import build_index
-    from roadeval.tasks.results.history import HistoryError, panel_history
-
     try:
-        # No finished run of the panel yet (HistoryError): no page of it to build.
-        with suppress(HistoryError):
-            build_history_page(store, panel_history(store, panel))
-        build_index(store)
+        build_site(store, panel)
     except Exception as exc:
         run_logger(orchestrator).warning(
             "run %s: the store's history and index pages could not be built: %s: %s",

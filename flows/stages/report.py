@@ -1,8 +1,10 @@
 """The report stage: a finished run's HTML report built from what it landed and kept in the store
-(`reports/<run_id>.html`); the run asks for it at its end (`flows.run.report`)."""
+(`reports/<run_id>.html`), and the store's site pages (a panel's history, the index); the run
+asks for them at its end (`flows.run.report`)."""
 
 from __future__ import annotations
 
+from contextlib import suppress
 from typing import TYPE_CHECKING
 
 from roadeval.flows.stages.orchestration import Stage
@@ -18,6 +20,20 @@ def build_report(store: Store, run_id: str, helper: bool) -> BuiltReport:
     from roadeval.tasks.report.build import build_report as build
 
     return build(store, run_id, helper=helper)
+
+
+def build_site(store: Store, panel: str) -> None:
+    """The panel's history page (a finished run is a new point of it) and the store's index
+    (every run is listed, a failed one too), both read from corpus rows only; after the run's
+    report, which the index links to."""
+    from roadeval.tasks.report.history_page import build_history_page
+    from roadeval.tasks.report.site_index import build_index
+    from roadeval.tasks.results.history import HistoryError, panel_history
+
+    # No finished run of the panel yet (HistoryError): no page of it to build.
+    with suppress(HistoryError):
+        build_history_page(store, panel_history(store, panel))
+    build_index(store)
 
 
 # Prefect's task name and task-run name (a template over the stage's parameters).
