@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING
 
 from roadeval.flows.rerun.baseline import BaselineRun
 from roadeval.flows.stages.load import LoadedSuite
-from roadeval.storage.landing import Part, land, read_rows
+from roadeval.storage.landing import read_rows
 from roadeval.storage.records import ChangeRow, ItemRow
 from roadeval.storage.store import Store
 from roadeval.storage.tables import part_key
 from roadeval.tasks.rerun.changes import (
     ChangeKind,
     LedgerEntry,
+    changes_name,
     item_changes,
     ledger_from_items,
     ledger_of,
@@ -23,11 +24,6 @@ from roadeval.tasks.rerun.changes import (
 
 if TYPE_CHECKING:
     from roadeval.tasks.render.stage import Renders
-
-
-def changes_name(run_id: str) -> str:
-    """The landing (and part name) of a run's `changes` rows."""
-    return f"{run_id}-changes"
 
 
 def _baseline_ledger(
@@ -90,15 +86,6 @@ def suite_changes(
         }
         new_rows = {item.item_id: item_row(item) for item in loaded.items if item.item_id in wanted}
     return item_changes(run_id, baseline.run_id, suite.name, new, old, new_rows, old_rows)
-
-
-def land_changes(run_id: str, store: Store, changes: dict[str, list[ChangeRow]]) -> None:
-    """Every suite's ledger rows (`suite_changes`), landed at once before the first call."""
-    land(
-        store,
-        changes_name(run_id),
-        [Part("changes", rows, suite=name) for name, rows in changes.items()],
-    )
 
 
 def count_changes(rows: list[ChangeRow]) -> dict[str, int]:

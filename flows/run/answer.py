@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 from roadeval.flows.record.parts import Run
 from roadeval.flows.record.progress import RunProgress
-from roadeval.flows.rerun.changes import land_changes
 from roadeval.flows.run.collect import collect, failed
 from roadeval.flows.run.rescore import unanswered
 from roadeval.flows.stages.answer import (
@@ -92,6 +91,7 @@ def answer_run(run: Run, rescored: Answered | None = None) -> Answered:
 def _land_inputs(run: Run) -> RunProgress:
     """Land the items and the changes, before the first call; the live display to show the
     stages on, over the run's clients."""
+    from roadeval.tasks.rerun.changes import land_changes
     from roadeval.tasks.results.items import land_items
 
     watched = clients(run)

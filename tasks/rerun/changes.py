@@ -15,7 +15,9 @@ from enum import StrEnum
 
 from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.messages import Message
+from roadeval.storage.landing import Part, land
 from roadeval.storage.records import ChangeRow, ItemRow
+from roadeval.storage.store import Store
 from roadeval.tasks.requests.request import messages_key_json
 
 
@@ -204,3 +206,18 @@ def ledger_from_items(items: Iterable[Item], hashes: Mapping[str, str | None]) -
         LedgerEntry(item.item_id, item.task, item.content_hash, hashes.get(item.item_id))
         for item in items
     ]
+
+
+def changes_name(run_id: str) -> str:
+    """The landing (and part name) of a run's `changes` rows."""
+    return f"{run_id}-changes"
+
+
+def land_changes(run_id: str, store: Store, changes: Mapping[str, list[ChangeRow]]) -> None:
+    """Every suite's ledger rows (`flows.rerun.changes.suite_changes`), landed at once before
+    the first call; the next run reads them back as its baseline's ledger (`ledger_of`)."""
+    land(
+        store,
+        changes_name(run_id),
+        [Part("changes", rows, suite=name) for name, rows in changes.items()],
+    )
