@@ -32,13 +32,11 @@ class Metrics:
 def land_metrics(run: Run, results: list[ShardResult]) -> Metrics:
     """Aggregate the scored items of every shard, then land the metrics with their pairs,
     deltas, paired comparisons and the suites' own tables. A run that ends with its report
-    starts the report's figure helpers first (`prepare_report`)."""
+    starts the report's figure helpers once its intervals are drawn (`prepare_report`)."""
     from roadeval.storage.landing import Part, land
     from roadeval.tasks.results.aggregate import aggregate
     from roadeval.tasks.results.suite_tables import suite_table_parts
 
-    if run.context.reports:
-        prepare_report()
     by_pair: ByPair = {}
     for result in results:
         key = (result.suite, result.model, result.variant)
@@ -54,6 +52,10 @@ def land_metrics(run: Run, results: list[ShardResult]) -> Metrics:
         if not variant:
             extra.extend(suite_table_parts(suites[suite_name], model, run_id, scored))
     found = _intervals(run, suites, by_pair, metrics)
+    if run.context.reports:
+        # The helpers import while the comparisons, the landing, the compaction and the last
+        # record go on.
+        prepare_report()
     deltas = metric_deltas_against(
         run.context.store,
         run.inputs.baseline,
