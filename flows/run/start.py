@@ -43,10 +43,10 @@ def run_panel(
     started = datetime.now(UTC)
     run_id = started.strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:8]
     store = check_before_run(panel, store_uri)
-    # A resume (the same command after a run that did not finish) keeps that run's horizon.
-    horizon = horizon_of(store, panel.name, run_id, started)
     # Before anything is loaded or asked: a baseline that cannot be one is bad input.
     baseline = find_baseline(store, panel, against)
+    # A resume (the same command after a run that did not finish) keeps that run's horizon.
+    horizon = horizon_of(store, panel.name, run_id, started)
     # The run's own log lines are chosen here, in the flow's thread (Prefect's run logger).
     logger = orchestrator.run_logger()
     loaded = [orchestrator.call(LOAD_SUITE, panel, i) for i in range(len(panel.suites))]
