@@ -431,6 +431,13 @@ class RunEventRow:
     # Why heavy items were scored on `scoring_engine` (the manifest's `engines.scoring.reason`;
     # None in rows landed before it was kept).
     scoring_reason: str | None = None
+    # Where answer shards ran (local, or ray: the nodes of the cluster at `answering_address`),
+    # the nodes that landed shards, and the requests each sent (`node=calls, ...`); the
+    # manifest's `engines.answering` (None in rows landed before it was kept).
+    answering_engine: str | None = None
+    answering_address: str | None = None
+    answering_nodes: int | None = None
+    answering_calls_per_node: str | None = None
 
 
 @table("changes")

@@ -30,7 +30,7 @@ from roadeval.tasks.calls.admission import (
 )
 from roadeval.tasks.calls.budget import Reservation
 from roadeval.tasks.calls.limits import OverLimit
-from roadeval.tasks.calls.reachability import AuthFailed
+from roadeval.tasks.calls.reachability import AuthFailed, Unreachable
 from roadeval.tasks.calls.stats import CallStats
 from roadeval.tasks.calls.stopping import StopReason, StopSignal
 from roadeval.tasks.requests.model_spec import ModelSpec
@@ -82,6 +82,8 @@ class AuthorityServer:
         self.gates = dict(gates)
         # The driver's live counters, which the progress display reads: remote calls count too.
         self.stats = dict(stats or {})
+        # Calls ended per node that named itself in its hello (answering on a cluster).
+        self.node_calls: dict[str, int] = {}
         self.stop = stop
         self.host = host
         self.token = secrets.token_hex(16)
@@ -140,7 +142,10 @@ class AuthorityServer:
             hello = json.loads(await reader.readline() or b"{}")
             if not secrets.compare_digest(str(hello.get("token", "")), self.token):
                 return
+            node = hello.get("node")
             self._writers.add(writer)
+            if isinstance(node, str):
+                self.node_calls.setdefault(node, 0)
             if self.stop.reason is not None:
                 writer.write(json.dumps(_stop_message(self.stop.reason)).encode() + b"\n")
             while line := await reader.readline():
@@ -164,7 +169,13 @@ class AuthorityServer:
                         )
                 elif op == "stop":
                     self.stop.request(_reason(message))
+                elif op == "ping":
+                    writer.write(json.dumps({"op": "pong", "id": message["id"]}).encode() + b"\n")
+                elif op == "unreachable":
+                    self.gates[message["model"]].declare_unreachable(str(message["verdict"]))
                 elif op == "done" and message["model"] in self.stats:
+                    if isinstance(node, str):
+                        self.node_calls[node] += int(message["n"])
                     self.stats[message["model"]].record_many(
                         int(message["n"]),
                         failed=int(message["failed"]),
@@ -195,6 +206,8 @@ class AuthorityServer:
             reply["over_limit"] = str(exc)
         except AuthFailed as exc:
             reply["auth_failed"] = str(exc)
+        except Unreachable as exc:
+            reply["unreachable"] = str(exc)
         else:
             if ticket is not None:
                 number = id(ticket)
@@ -209,9 +222,13 @@ class AuthorityServer:
 class AuthorityLink:
     """A process's one connection to the run's authority, shared by its remote gates."""
 
-    def __init__(self, address: AuthorityAddress, stop: StopSignal) -> None:
+    def __init__(
+        self, address: AuthorityAddress, stop: StopSignal, node: str | None = None
+    ) -> None:
         self.address = address
         self.stop = stop
+        # The node this process answers on (a cluster's): the authority counts its calls.
+        self.node = node
         self._writer: asyncio.StreamWriter | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         # The stop this process last heard from the authority (or of its loss): never told back.
@@ -237,7 +254,8 @@ class AuthorityLink:
                 reader, writer = await asyncio.open_connection(
                     self.address.host, self.address.port, limit=_LIMIT
                 )
-                writer.write(json.dumps({"token": self.address.token}).encode() + b"\n")
+                hello = {"token": self.address.token, "node": self.node}
+                writer.write(json.dumps(hello).encode() + b"\n")
                 self._writer = writer
                 self._listening = asyncio.create_task(self._listen(reader))
         return self._writer
@@ -246,7 +264,7 @@ class AuthorityLink:
         try:
             while line := await reader.readline():
                 message = json.loads(line)
-                if message["op"] == "entered":
+                if message["op"] in ("entered", "pong"):
                     future = self._waiting.pop(int(message["id"]), None)
                     if future is not None and not future.done():
                         future.set_result(message)
@@ -325,6 +343,19 @@ class AuthorityLink:
         self._outbox.append(json.dumps(message).encode() + b"\n")
         self._flush()  # in order: the leaves queued before it go first
         return await future
+
+    async def ping(self, timeout_s: float) -> None:
+        """Reach the authority and hear it answer (the token accepted); raises OSError or
+        TimeoutError otherwise."""
+        await asyncio.wait_for(self._open(), timeout_s)
+        number = next(self._ids)
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._waiting[number] = future
+        self._outbox.append(json.dumps({"op": "ping", "id": number}).encode() + b"\n")
+        self._flush()
+        reply = await asyncio.wait_for(future, timeout_s)
+        if reply.get("op") != "pong":
+            raise ConnectionError("it hung up: the run's token was refused, or the run ended")
 
     def send(self, message: dict[str, Any]) -> None:
         """Send a message that wants no reply; those sent in one turn of the loop (a call's
@@ -436,6 +467,8 @@ class RemoteGate:
             raise OverLimit(str(reply["over_limit"]))
         if "auth_failed" in reply:
             raise AuthFailed(str(reply["auth_failed"]))
+        if "unreachable" in reply:
+            raise Unreachable(str(reply["unreachable"]))
         return RemotePass(int(reply["pass"])) if "pass" in reply else None
 
     def leave(
@@ -459,6 +492,9 @@ class RemoteGate:
                 "key_accepted": key_accepted,
             }
         )
+
+    def declare_unreachable(self, verdict: str) -> None:
+        self.link.send({"op": "unreachable", "model": self.spec.label, "verdict": verdict})
 
     def reserve_now(self, request: ModelRequest) -> Reservation | None:
         raise RuntimeError("batch submissions are made by the driver, never a remote caller")
