@@ -147,10 +147,15 @@ def probe_node(name: str, context: NodeContext, link: AuthorityLink) -> str:
     authority = f"{context.authority.host}:{context.authority.port}"
     try:
         run_on_gateway(link.ping(PROBE_TIMEOUT_S))
-    except (OSError, TimeoutError) as exc:
+    except ConnectionRefusedError:
+        reason = "nobody listens there (connection refused)"
+    except TimeoutError:
+        reason = f"no answer in {PROBE_TIMEOUT_S:g} s"
+    except OSError as exc:
         reason = str(exc) or type(exc).__name__
-        raise NodeUnfit(
-            f"node {name} ({socket.gethostname()}) cannot reach the run's authority at "
-            f"{authority}: {reason}"
-        ) from None
-    return name
+    else:
+        return name
+    raise NodeUnfit(
+        f"node {name} ({socket.gethostname()}) cannot reach the run's authority at "
+        f"{authority}: {reason}"
+    )
