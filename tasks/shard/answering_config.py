@@ -7,10 +7,10 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from roadeval.bounds import Bound
-from roadeval.tasks.shard.remote_scoring import ray_address_problem
+from roadeval.tasks.shard.remote_scoring import RayAddress
 
 SHARDS_PER_NODE = Bound(
     1,
@@ -34,19 +34,12 @@ class AnsweringConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     engine: AnsweringEngine = AnsweringEngine.LOCAL
-    address: str | None = Field(
+    address: RayAddress | None = Field(
         default=None, description="an existing Ray cluster: host:port (its GCS), or ray://host:port"
     )
     shards_per_node: Annotated[int, AfterValidator(SHARDS_PER_NODE)] = Field(
         default=4, description="shards each node answers at once"
     )
-
-    @field_validator("address")
-    @classmethod
-    def _address_is_a_cluster(cls, value: str | None) -> str | None:
-        if value is not None and (problem := ray_address_problem(value)) is not None:
-            raise ValueError(problem)
-        return value
 
     @model_validator(mode="after")
     def _address_is_for_ray(self) -> AnsweringConfig:
