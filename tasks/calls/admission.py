@@ -37,7 +37,7 @@ def reserves_tokens(budgeted: bool, tpm: float | None) -> bool:
 
 class Admitting(Protocol):
     """What the gateway asks of a gate: this process's own (`Gate`), or the authority's
-    (`tasks.calls.authority.RemoteGate`) for a caller in another process."""
+    (`tasks.calls.remote_gate.RemoteGate`) for a caller in another process."""
 
     @property
     def counts_tokens(self) -> bool:

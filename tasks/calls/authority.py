@@ -25,16 +25,11 @@ from roadeval.tasks.calls.admission import (
     Cost,
     Gate,
     Pass,
-    request_cost,
-    reserves_tokens,
 )
-from roadeval.tasks.calls.budget import Reservation
 from roadeval.tasks.calls.limits import OverLimit
 from roadeval.tasks.calls.reachability import AuthFailed, Unreachable
 from roadeval.tasks.calls.stats import CallStats
 from roadeval.tasks.calls.stopping import StopReason, StopSignal
-from roadeval.tasks.requests.model_spec import ModelSpec
-from roadeval.tasks.requests.request import ModelRequest
 
 _log = logging.getLogger(__name__)
 
@@ -50,7 +45,8 @@ class AuthorityAddress:
     token: str
 
 
-def _reason(message: dict[str, Any]) -> StopReason:
+def stop_reason_of(message: dict[str, Any]) -> StopReason:
+    """The run's stop as a message of the authority's protocol carries it."""
     return StopReason(
         str(message["message"]),
         int(message["exit_code"]),
@@ -168,7 +164,7 @@ class AuthorityServer:
                             key_accepted=message.get("key_accepted"),
                         )
                 elif op == "stop":
-                    self.stop.request(_reason(message))
+                    self.stop.request(stop_reason_of(message))
                 elif op == "ping":
                     writer.write(json.dumps({"op": "pong", "id": message["id"]}).encode() + b"\n")
                 elif op == "unreachable":
@@ -269,7 +265,7 @@ class AuthorityLink:
                     if future is not None and not future.done():
                         future.set_result(message)
                 elif message["op"] == "stop":
-                    self.hear(_reason(message))
+                    self.hear(stop_reason_of(message))
                 elif message["op"] == "abort":
                     # The run's stop again: requests in flight are cancelled at once.
                     self._heard = StopReason("stopped by the run", 130, "interrupted")
@@ -399,9 +395,6 @@ class AuthorityLink:
             self._writer.write(b"".join(self._outbox))
         self._outbox.clear()
 
-    def stats_for(self, model: str) -> RemoteStats:
-        return RemoteStats(self, model)
-
     async def close(self) -> None:
         """Hang up (after the last leave was sent): the authority settles nothing more."""
         self._closing = True
@@ -415,89 +408,3 @@ class AuthorityLink:
                 await writer.wait_closed()
         if self._listening is not None:
             self._listening.cancel()
-
-
-class RemoteStats(CallStats):
-    """A worker's call counters: passed on to the driver's (the progress display is there),
-    not kept here too, where nobody reads them."""
-
-    def __init__(self, link: AuthorityLink, model: str) -> None:
-        super().__init__(model)
-        self.link = link
-
-    def record(self, *, ok: bool, cost_usd: float | None, rate_limited: int = 0) -> None:
-        self.link.tally(self.model, ok=ok, cost_usd=cost_usd, rate_limited=rate_limited)
-
-
-def _rate_headers(headers: Mapping[str, str] | None) -> dict[str, str] | None:
-    """The headers the authority's gate reads (`limits.RateHeaders`), the rest left out."""
-    if not headers:
-        return None
-    kept = {k: v for k, v in headers.items() if str(k).lower().startswith("x-ratelimit-")}
-    return kept or None
-
-
-@dataclass
-class RemotePass:
-    """A request the authority let through; `number` names it there."""
-
-    number: int
-
-
-class RemoteGate:
-    """A gate whose budget and limits are the authority's: same use as `admission.Gate`."""
-
-    def __init__(self, spec: ModelSpec, link: AuthorityLink, budgeted: bool) -> None:
-        self.spec = spec
-        self.link = link
-        self.stop = link.stop
-        self.budgeted = budgeted
-        self.counts_tokens = reserves_tokens(budgeted, spec.tpm)
-
-    def cost_of(self, request: ModelRequest) -> Cost:
-        return request_cost(self.spec, request, budgeted=self.budgeted, tokens=self.counts_tokens)
-
-    async def enter(self, request: ModelRequest) -> RemotePass | None:
-        # An UnboundedCost stops the run (the gateway's stop, relayed to the authority).
-        cost = self.cost_of(request)
-        reply = await self.link.enter(self.spec.label, cost)
-        if "stop" in reply:
-            self.link.hear(_reason(reply["stop"]))
-        if "over_limit" in reply:
-            raise OverLimit(str(reply["over_limit"]))
-        if "auth_failed" in reply:
-            raise AuthFailed(str(reply["auth_failed"]))
-        if "unreachable" in reply:
-            raise Unreachable(str(reply["unreachable"]))
-        return RemotePass(int(reply["pass"])) if "pass" in reply else None
-
-    def leave(
-        self,
-        held: RemotePass,
-        cost_usd: float | None,
-        *,
-        prompt_tokens: int | None = None,
-        headers: Mapping[str, str] | None = None,
-        retry_after_s: float | None = None,
-        key_accepted: bool | None = None,
-    ) -> None:
-        self.link.send(
-            {
-                "op": "leave",
-                "pass": held.number,
-                "cost_usd": cost_usd,
-                "prompt_tokens": prompt_tokens,
-                "headers": _rate_headers(headers),
-                "retry_after_s": retry_after_s,
-                "key_accepted": key_accepted,
-            }
-        )
-
-    def declare_unreachable(self, verdict: str) -> None:
-        self.link.send({"op": "unreachable", "model": self.spec.label, "verdict": verdict})
-
-    def reserve_now(self, request: ModelRequest) -> Reservation | None:
-        raise RuntimeError("batch submissions are made by the driver, never a remote caller")
-
-    def settle(self, reservation: Reservation | None, cost_usd: float | None) -> None:
-        raise RuntimeError("batch submissions are made by the driver, never a remote caller")
