@@ -4,12 +4,13 @@ Every landing appends one entry, its name and parts (and for a compaction the pa
 replaces), under the next number: `index/log/<n // 4096>/<n>.json`, taken with a conditional
 create, so numbers are dense and in the order the landings were published. Entries are never
 removed: a writer whose idea of the next number is stale only collides and moves on, and can
-never take a number that was used. They are folded as they accumulate, by the writer that took
-the number: every `SEGMENT` into a segment (`index/segments/<n>.parquet`: the entries after the
-segment before), every `SNAPSHOT` into a snapshot of every visible part up to `n`
-(`index/snapshots/<n>.parquet`). A reader lists the snapshots, then the segments and the entries
-after the newest (listings that start after a key, which never page through the past), and
-reads them: while folding keeps up, one snapshot and at most 30 small objects.
+never take a number that was used (the threads of one process take theirs in turn). They are
+folded as they accumulate, by the writer that took the number: every `SEGMENT` into a segment
+(`index/segments/<n>.parquet`: the entries after the segment before), every `SNAPSHOT` into a
+snapshot of every visible part up to `n` (`index/snapshots/<n>.parquet`). A reader lists the
+snapshots, then the segments and the entries after the newest (listings that start after a key,
+which never page through the past), and reads them: while folding keeps up, one snapshot and at
+most 30 small objects.
 
 A snapshot's writer also digests the small tables every reader wants whole (`index_digests`).
 Segments, snapshots and digests are removed one snapshot later, so a reader that listed just
@@ -26,6 +27,7 @@ import hashlib
 import io
 import json
 import logging
+import os
 import threading
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -219,6 +221,10 @@ class PartIndex:
     # The next number per store, shared by the writers of a process.
     _next: ClassVar[dict[str, int]] = {}
     _lock: ClassVar[threading.Lock] = threading.Lock()
+    # Per store, held while a writer of this process takes a number: its threads take numbers
+    # in turn (one create each) instead of racing to the same one, all but one refused (a 412
+    # on S3) and again at the next. The conditional create settles it with other processes.
+    _taking: ClassVar[dict[str, threading.Lock]] = {}
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -239,7 +245,19 @@ class PartIndex:
         if number % SEGMENT == 0:
             self._fold(number)
 
+    @classmethod
+    def _forked(cls) -> None:
+        """In a forked child: locks a thread of the parent held at the fork are held by no one."""
+        cls._lock = threading.Lock()
+        cls._taking = {}
+
     def _take(self, body: bytes) -> int | None:
+        with self._lock:
+            taking = self._taking.setdefault(self.store.uri, threading.Lock())
+        with taking:
+            return self._take_in_turn(body)
+
+    def _take_in_turn(self, body: bytes) -> int | None:
         uri = self.store.uri
         misses = 0
         while True:
@@ -413,3 +431,6 @@ class PartIndex:
             return [read(step) for step in plan]
         with ThreadPoolExecutor(max_workers=_READERS) as pool:
             return list(pool.map(read, plan))
+
+
+os.register_at_fork(after_in_child=PartIndex._forked)

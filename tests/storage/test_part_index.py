@@ -112,6 +112,41 @@ def test_writers_at_once_take_dense_numbers_and_lose_nothing(tmp_path: Path) -> 
     assert view.keys("scores") == listed_parts(store)["scores"]
 
 
+class CountingCreates(LocalStore):
+    """A folder that counts the conditional creates it refused (a 412 each on S3)."""
+
+    refused = 0
+    _count = threading.Lock()
+
+    def create(self, key: str, data: bytes) -> bool:
+        taken = super().create(key, data)
+        if not taken:
+            with self._count:
+                CountingCreates.refused += 1
+        return taken
+
+
+def test_threads_of_one_process_take_numbers_in_turn_not_by_refused_creates(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(CountingCreates, "refused", 0)
+    start = threading.Barrier(8)
+
+    def writer(w: int) -> None:
+        start.wait()
+        for n in range(10):
+            _land(CountingCreates(tmp_path), n, model=f"m{w}")
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    numbers = sorted(part_index._number_of(k) for k in LocalStore(tmp_path).list(LOG))
+    assert numbers == list(range(1, 81))
+    assert CountingCreates.refused == 0
+
+
 def test_another_process_starts_from_the_top(tmp_path: Path) -> None:
     store = LocalStore(tmp_path)
     for n in range(5):
