@@ -9,8 +9,9 @@ folded as they accumulate, by the writer that took the number: every `SEGMENT` i
 (`index/segments/<n>.parquet`: the entries after the segment before), every `SNAPSHOT` into a
 snapshot of every visible part up to `n` (`index/snapshots/<n>.parquet`). A reader lists the
 snapshots, then the segments and the entries after the newest (listings that start after a key,
-which never page through the past), and reads them: while folding keeps up, one snapshot and at
-most 30 small objects.
+which never page through the past; once it has seen a snapshot, one listing of `index/` from the
+entries after it), and reads them: while folding keeps up, one snapshot and at most 30 small
+objects.
 
 A snapshot's writer also digests the small tables every reader wants whole (`index_digests`).
 Segments, snapshots and digests are removed one snapshot later, so a reader that listed just
@@ -186,6 +187,8 @@ class _Listing:
     base: int | None
     segments: list[int]
     entries: list[int]
+    # The listing requests they took.
+    listings: int = 3
 
     @property
     def empty(self) -> bool:
@@ -225,6 +228,9 @@ class PartIndex:
     # in turn (one create each) instead of racing to the same one, all but one refused (a 412
     # on S3) and again at the next. The conditional create settles it with other processes.
     _taking: ClassVar[dict[str, threading.Lock]] = {}
+    # The newest snapshot (-1: none) this process has seen per store: later listings start at
+    # the entries after it.
+    _bases: ClassVar[dict[str, int]] = {}
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -345,7 +351,34 @@ class PartIndex:
 
     def _listing(self, below: int | None = None) -> _Listing | None:
         """Every snapshot, the newest (below `below` if given), and the segments and entries
-        after it: three listings. None: the store keeps no index."""
+        after it: three listings, or one once this process has seen a snapshot (or none) of
+        the store. None: the store keeps no index."""
+        with self._lock:
+            seen = self._bases.get(self.store.uri) if below is None else None
+        listing = self._listed(below) if seen is None else self._listed_after(seen)
+        if listing is not None and below is None:
+            with self._lock:
+                self._bases[self.store.uri] = -1 if listing.base is None else listing.base
+            if listing.base is not None:
+                IndexMemo.forget_through(self.store.uri, listing.base)
+        return listing
+
+    def _listed_after(self, seen: int) -> _Listing | None:
+        """`_listing` in one listing of `index/` from the entries after snapshot `seen` (the
+        newest this process saw; -1: none), which sort before every segment and snapshot: no
+        snapshot before `seen` is newest, and entries are never removed."""
+        start = _entry_key(max(seen, 0))
+        listed = [entry.key for entry in self.store.list_entries(INDEX, start_after=start).entries]
+        if UNINDEXED in listed:
+            return None
+        snapshots = _numbers(listed, SNAPSHOTS)
+        base = max(snapshots, default=None)
+        after = -1 if base is None else base
+        segments = [n for n in _numbers(listed, SEGMENTS) if n > after]
+        entries = [n for n in _numbers(listed, LOG) if n > after]
+        return _Listing(snapshots, base, segments, entries, listings=1)
+
+    def _listed(self, below: int | None) -> _Listing | None:
         listed = self.store.list(SNAPSHOTS)
         if UNINDEXED in listed:
             return None
@@ -359,8 +392,6 @@ class PartIndex:
 
         segments = numbers(SEGMENTS, _number_key(SEGMENTS, after, ".parquet"))
         entries = numbers(LOG, _entry_key(max(after, 0)))
-        if base is not None and below is None:
-            IndexMemo.forget_through(self.store.uri, base)
         return _Listing(snapshots, base, segments, [n for n in entries if n > after])
 
     def load(self, tables: Iterable[str] | None = None) -> IndexView | None:
@@ -380,7 +411,7 @@ class PartIndex:
             except FileNotFoundError:
                 continue  # retired since listed: list again
             base = plan[0][1] if plan and plan[0][0] == "snapshot" else None
-            return IndexView(rows, 3 + len(plan), wanted, base)
+            return IndexView(rows, listing.listings + len(plan), wanted, base)
         raise IndexChanging(f"store {self.store.uri}: its part index kept changing while read")
 
     def _visible(

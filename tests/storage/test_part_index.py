@@ -51,12 +51,19 @@ def test_every_landing_is_visible_through_a_few_objects(tmp_path: Path) -> None:
     total = 2 * SNAPSHOT + 3 * SEGMENT + 5
     for n in range(total):
         _land(store, n)
+    PartIndex._bases.pop(store.uri)  # as a new process knows no snapshot yet
     view = PartIndex(store).load()
     assert view is not None
     assert view.keys("scores") == listed_parts(store)["scores"]
     assert len(view.keys("scores")) == total
     # Three listings, the newest snapshot, three segments and five entries.
     assert view.requests == 3 + 1 + 3 + 5
+    # A process that has seen a snapshot lists once after it: its entries after the snapshot,
+    # then every segment and snapshot (a later one too: its writer folded entries it listed).
+    PartIndex._bases[store.uri] = SNAPSHOT
+    again = PartIndex(store).load()
+    assert again is not None and again.keys("scores") == view.keys("scores")
+    assert again.requests == 1 + 1 + 3 + 5 and again.base == 2 * SNAPSHOT
     # The snapshot before the newest and the segments it folded are retired; the newest's
     # are kept for readers that listed before it; entries all stay.
     snapshots = [part_index._number_of(k) for k in _index_keys(store, SNAPSHOTS)]
