@@ -411,6 +411,10 @@ class PartIndex:
             except FileNotFoundError:
                 continue  # retired since listed: list again
             base = plan[0][1] if plan and plan[0][0] == "snapshot" else None
+            with self._lock:
+                # This process's first landing takes the number after those seen without
+                # listing again (a number taken since is refused by its create: it moves on).
+                self._next.setdefault(self.store.uri, listing.top + 1)
             return IndexView(rows, listing.listings + len(plan), wanted, base)
         raise IndexChanging(f"store {self.store.uri}: its part index kept changing while read")
 

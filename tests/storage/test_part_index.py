@@ -12,6 +12,7 @@ import pytest
 from roadeval.storage import part_index
 from roadeval.storage.compaction import compact_run
 from roadeval.storage.landing import LANDINGS, Part, land, listed_parts, visible_parts
+from roadeval.storage.listing import Listing
 from roadeval.storage.part_index import (
     LOG,
     SEGMENTS,
@@ -152,6 +153,37 @@ def test_threads_of_one_process_take_numbers_in_turn_not_by_refused_creates(
     numbers = sorted(part_index._number_of(k) for k in LocalStore(tmp_path).list(LOG))
     assert numbers == list(range(1, 81))
     assert CountingCreates.refused == 0
+
+
+class CountingLists(LocalStore):
+    """A folder that counts its listings (a LIST request each on S3)."""
+
+    lists = 0
+
+    def list_entries(
+        self, prefix: str, start_after: str | None = None, limit: int | None = None
+    ) -> Listing:
+        CountingLists.lists += 1
+        return super().list_entries(prefix, start_after, limit)
+
+    def list(self, prefix: str) -> list[str]:
+        CountingLists.lists += 1
+        return super().list(prefix)
+
+
+def test_a_process_that_loaded_the_index_lands_without_listing_it_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for n in range(3):
+        _land(LocalStore(tmp_path), n)
+    PartIndex._next.pop(LocalStore(tmp_path).uri)  # as a new process (a rerun) knows no number
+    store = CountingLists(tmp_path)
+    assert PartIndex(store).load() is not None
+    monkeypatch.setattr(CountingLists, "lists", 0)
+    _land(store, 3)
+    assert CountingLists.lists == 0
+    numbers = sorted(part_index._number_of(k) for k in store.list(LOG))
+    assert numbers == [1, 2, 3, 4]
 
 
 def test_another_process_starts_from_the_top(tmp_path: Path) -> None:
