@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import mimetypes
 import os
 import tempfile
 import uuid
@@ -277,6 +278,16 @@ class LocalStore(Store):
         return where == self.root or self.root in where.parents
 
 
+def _content_type(key: str) -> dict[str, str]:
+    """The Content-Type a page or text object is served with (`.html`: text/html, UTF-8 as
+    roadeval writes it), so that a browser opening it from the bucket (a presigned link, a
+    static site) shows it rather than downloads it; nothing for other keys (S3's default)."""
+    kind, _ = mimetypes.guess_type(key)
+    if kind is None or not kind.startswith("text/"):
+        return {}
+    return {"ContentType": f"{kind}; charset=utf-8"}
+
+
 class S3Store(Store):
     """`s3://bucket/prefix` through boto3; endpoint and credentials from the standard AWS env.
 
@@ -320,7 +331,7 @@ class S3Store(Store):
 
     def put(self, key: str, data: bytes) -> None:
         # A single PUT is atomic in S3: readers see the old object or the whole new one.
-        self._call("put_object", Key=self._key(key), Body=data)
+        self._call("put_object", Key=self._key(key), Body=data, **_content_type(key))
 
     def create(self, key: str, data: bytes) -> bool:
         from botocore.exceptions import ClientError

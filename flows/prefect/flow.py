@@ -115,8 +115,9 @@ class PrefectOrchestrator:
         yield from completed(submitted)
 
     def name_run(self, panel: str, run_id: str) -> None:
-        """The flow run named `<panel> · <run_id>` (`FLOW_RUN_NAME`): what the UI lists, and
-        what `roadeval runs` shows of it. A name the API refuses is told and the run goes on."""
+        """The flow run named `<panel> · <run_id>` (`FLOW_RUN_NAME`), as the UI lists it, so
+        that a flow run leads to its run in the store. A name the API refuses is told (a
+        warning) and the run goes on."""
         from prefect.client.orchestration import get_client
         from prefect.context import FlowRunContext
 
