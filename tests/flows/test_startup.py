@@ -113,7 +113,7 @@ def test_prefect_flag_runs_the_flow(
     # The stages ran as Prefect task runs of the flow, under their usual names.
     [planned] = _task_runs_named(prefect_server.api_url, f"plan/trip/{label}/chunk 0")
     assert planned["state_type"] == "COMPLETED"
-    assert _task_runs_named(prefect_server.api_url, f"trip/{label}/0")
+    assert _task_runs_named(prefect_server.api_url, f"answer/trip/{label}/chunk 0")
 
 
 def test_prefect_is_chosen_when_configured_or_asked(
