@@ -352,3 +352,53 @@ def test_a_killed_run_is_announced_crashed_once_by_the_run_that_finds_it(
     again = invoke("run", "--panel", str(panel), "--store", str(store))
     assert again.exit_code == 0, again.output
     assert len(receiver.received) == 1
+
+
+@pytest.mark.usefixtures("inline")
+@pytest.mark.parametrize(
+    ("alerts", "expected"),
+    [
+        (
+            {"webhook": f"ftp://hooks.example/{TOKEN}"},
+            "alerts.webhook: is not an http:// or https:// URL",
+        ),
+        (
+            {"webhook": f"https://hooks.example/{TOKEN}", "on": ["drift", "exploded"]},
+            "alerts.on[1]: Input should be 'drift', 'failed', 'crashed' or 'budget_stopped'",
+        ),
+        (
+            {"webhook": f"https://hooks.example/{TOKEN}", "webhook_env": "HOOK"},
+            "alerts: give exactly one of 'webhook' (its URL) or 'webhook_env'",
+        ),
+        (
+            {"webhook": f"https://hooks.example/{TOKEN}", "timeout_s": 600},
+            "alerts.timeout_s: 600 is more than 60, the most it may be",
+        ),
+        (
+            {"webhook_env": "ROADEVAL_TEST_UNSET_HOOK"},
+            "alerts: its webhook_env, ROADEVAL_TEST_UNSET_HOOK, is not set in the environment",
+        ),
+    ],
+)
+def test_a_bad_alerts_block_is_refused_before_the_run_naming_the_field_never_the_url(
+    tmp_path: Path, server: ModelServer, alerts: dict[str, Any], expected: str
+) -> None:
+    source, _ = trip_gold(tmp_path)
+    panel = _write(
+        tmp_path / "panel.yaml",
+        {
+            "name": PANEL,
+            "suites": [{"name": "trip", "source": str(source)}],
+            "models": [{"name": "fa", "model": "openai/fa", "api_base": server.api_base}],
+            "alerts": alerts,
+        },
+    )
+    store = tmp_path / "store"
+    result = invoke("run", "--panel", str(panel), "--store", str(store))
+    message = " ".join(result.output.split())
+    assert result.exit_code == 2, message
+    assert expected in message, message
+    if "webhook_env" not in alerts:
+        assert message.startswith(f"error: {panel}:"), message
+    assert TOKEN not in message and "Traceback" not in message
+    assert server.hits_for("fa") == [] and not store.exists()
