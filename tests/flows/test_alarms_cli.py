@@ -402,3 +402,43 @@ def test_a_bad_alerts_block_is_refused_before_the_run_naming_the_field_never_the
         assert message.startswith(f"error: {panel}:"), message
     assert TOKEN not in message and "Traceback" not in message
     assert server.hits_for("fa") == [] and not store.exists()
+
+
+@pytest.mark.usefixtures("inline")
+def test_a_run_stopped_by_its_budget_alarms_budget_stopped(
+    tmp_path: Path, server: ModelServer, receiver: WebhookReceiver
+) -> None:
+    panel = _inline_panel(
+        tmp_path,
+        server,
+        receiver,
+        params={"max_tokens": 8},
+        max_concurrency=1,
+        input_cost_per_token=1e-6,
+        output_cost_per_token=2e-6,
+    )
+    store = tmp_path / "store"
+    # The panel's webhook takes failed and crashed only: budget_stopped goes nowhere.
+    quiet = invoke(
+        "campaign", "--panel", str(panel), "--store", str(store), "--budget-usd", "0.0002"
+    )
+    assert quiet.exit_code == 3, quiet.output
+    assert receiver.received == []
+    assert "alarm roadeval.run.budget_stopped raised, recorded in" in " ".join(quiet.output.split())
+    body = yaml.safe_load(panel.read_text())
+    body["alerts"]["on"] = ["budget_stopped"]
+    _write(panel, body)
+    result = invoke(
+        "campaign", "--panel", str(panel), "--store", str(store), "--budget-usd", "0.0004"
+    )
+    assert result.exit_code == 3, result.output
+    [(_, alarm)] = receiver.received
+    _, second = _run_ids(store)
+    assert (alarm["event"], alarm["run_id"], alarm["status"]) == (
+        "roadeval.run.budget_stopped",
+        second,
+        "out_of_budget",
+    )
+    assert alarm["budget_usd"] == 0.0004 and 0 <= alarm["cost_usd"] <= 0.0004
+    assert alarm["message"].startswith("budget reached: ")
+    assert alarm["items_left"] > 0
