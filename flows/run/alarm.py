@@ -18,7 +18,7 @@ from roadeval.flows.panel.alerts import AlarmKind
 from roadeval.flows.stages.orchestration import Announcement
 from roadeval.storage.records import RunStatus
 from roadeval.tasks.calls.budget import OUT_OF_BUDGET
-from roadeval.tasks.results.history import Step
+from roadeval.tasks.results.history import Step, labelled_models
 from roadeval.tasks.results.manifest import RunManifest
 
 EVENT_PREFIX = "roadeval.run."
@@ -140,19 +140,12 @@ class Alarm(BaseModel):
         return Announcement(self.event, resource, related, self.model_dump(mode="json"))
 
 
-def _models(manifest: RunManifest) -> dict[str, str]:
-    return {
-        str(spec.get("name") or spec.get("model")): str(spec.get("model"))
-        for spec in manifest.models
-    }
-
-
 def _alarm(
     kind: AlarmKind, manifest: RunManifest, reported_by: str, status: str, **fields: Any
 ) -> Alarm:
     totals = manifest.totals
     values: dict[str, Any] = {
-        "models": _models(manifest),
+        "models": labelled_models(manifest.models),
         "metrics": [],
         "drift": [],
         "report": None,
@@ -192,7 +185,7 @@ def drift_alarm(
     flags = [DriftFlag.of(s) for s in steps if s.drift and s.row.run_id == manifest.run_id]
     if not flags:
         return None
-    everyone = _models(manifest)
+    everyone = labelled_models(manifest.models)
     drifted = {flag.model for flag in flags}
     return _alarm(
         AlarmKind.DRIFT,

@@ -109,6 +109,11 @@ def _served(manifest: Mapping[str, Any]) -> dict[str, str]:
     return {model: ", ".join(sorted(set(texts))) for model, texts in found.items()}
 
 
+def labelled_models(specs: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """A manifest's model specs (as dumped) by label: `name`, else the model string."""
+    return {str(m.get("name") or m.get("model")): str(m.get("model")) for m in specs}
+
+
 def _runs(con: duckdb.DuckDBPyConnection, panel: str) -> list[HistoryRun]:
     rows = con.execute(
         "select run_id, started_at, ended_at, status, cost_usd, manifest_json from runs "
@@ -121,10 +126,7 @@ def _runs(con: duckdb.DuckDBPyConnection, panel: str) -> list[HistoryRun]:
             manifest = json.loads(manifest_json) if manifest_json else {}
         except ValueError:
             manifest = {}
-        models = {
-            str(m.get("name") or m.get("model")): str(m.get("model"))
-            for m in manifest.get("models") or []
-        }
+        models = labelled_models(manifest.get("models") or [])
         found.append(
             HistoryRun(run_id, started, ended, status, models, cost or 0.0, _served(manifest))
         )
