@@ -85,14 +85,15 @@ def url_secrets(url: str) -> dict[str, str]:
 
 
 class Alerts(BaseModel):
-    """`alerts: {webhook: URL | webhook_env: VAR, on: [...], timeout_s: S}`: where a run's
+    """`alerts: {webhook: URL | webhook_env: VAR, alarms: [...], timeout_s: S}`: where a run's
     alarms are POSTed and which of them (all by default)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     webhook: SecretStr | None = None
     webhook_env: str | None = None
-    on: list[AlarmKind] = Field(default_factory=lambda: list(AlarmKind), min_length=1)
+    # Not `on`: YAML reads an unquoted `on:` key as the boolean true.
+    alarms: list[AlarmKind] = Field(default_factory=lambda: list(AlarmKind), min_length=1)
     timeout_s: Annotated[float, AfterValidator(WEBHOOK_TIMEOUT_S)] = 10.0
 
     @field_validator("webhook")
@@ -102,7 +103,7 @@ class Alerts(BaseModel):
             raise ValueError(problem)
         return value
 
-    @field_validator("on")
+    @field_validator("alarms")
     @classmethod
     def _each_once(cls, value: list[AlarmKind]) -> list[AlarmKind]:
         repeated = sorted({kind.value for kind in value if value.count(kind) > 1})

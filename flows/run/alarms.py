@@ -79,7 +79,7 @@ def announce(
             deliveries.append(Delivery("prefect", "events"))
     except Exception as exc:
         deliveries.append(Delivery("prefect", "events", f"{type(exc).__name__}: {exc}"))
-    if alerts is not None and alarm.kind in alerts.on:
+    if alerts is not None and alarm.kind in alerts.alarms:
         deliveries.append(post_alarm(alerts, alarm.model_dump_json().encode()))
     key = alarm_key(alarm.run_id, alarm.kind)
     lines = [f"warning: alarm {alarm.event}: {warning}"] if warning else []

@@ -250,7 +250,7 @@ def _inline_panel(root: Path, server: ModelServer, receiver: WebhookReceiver, **
             "render": {"engine": "local"},
             "suites": [{"name": "trip", "source": str(source)}],
             "models": [entry],
-            "alerts": {"webhook": receiver.url(f"/hooks/{TOKEN}"), "on": ["failed", "crashed"]},
+            "alerts": {"webhook": receiver.url(f"/hooks/{TOKEN}"), "alarms": ["failed", "crashed"]},
         },
     )
 
@@ -363,8 +363,8 @@ def test_a_killed_run_is_announced_crashed_once_by_the_run_that_finds_it(
             "alerts.webhook: is not an http:// or https:// URL",
         ),
         (
-            {"webhook": f"https://hooks.example/{TOKEN}", "on": ["drift", "exploded"]},
-            "alerts.on[1]: Input should be 'drift', 'failed', 'crashed' or 'budget_stopped'",
+            {"webhook": f"https://hooks.example/{TOKEN}", "alarms": ["drift", "exploded"]},
+            "alerts.alarms[1]: Input should be 'drift', 'failed', 'crashed' or 'budget_stopped'",
         ),
         (
             {"webhook": f"https://hooks.example/{TOKEN}", "webhook_env": "HOOK"},
@@ -426,7 +426,7 @@ def test_a_run_stopped_by_its_budget_alarms_budget_stopped(
     assert receiver.received == []
     assert "alarm roadeval.run.budget_stopped raised, recorded in" in " ".join(quiet.output.split())
     body = yaml.safe_load(panel.read_text())
-    body["alerts"]["on"] = ["budget_stopped"]
+    body["alerts"]["alarms"] = ["budget_stopped"]
     _write(panel, body)
     result = invoke(
         "campaign", "--panel", str(panel), "--store", str(store), "--budget-usd", "0.0004"
