@@ -19,6 +19,7 @@ from pydantic import (
 from roadeval.benchmarks.errors import BadItemPolicy, UnknownFieldPolicy
 from roadeval.benchmarks.loading import limit_option_problem
 from roadeval.bounds import Bound
+from roadeval.flows.panel.alerts import Alerts
 from roadeval.flows.panel.reading import PanelError, panel_data
 from roadeval.names import Name, quoted, refused_character
 from roadeval.storage.store import store_uri_problem
@@ -133,6 +134,8 @@ class Panel(BaseModel):
     ablations: list[str] = Field(default_factory=list)
     # The headline metrics' intervals and paired differences: resamples and seed.
     intervals: IntervalSettings = Field(default_factory=IntervalSettings)
+    # Where a run's alarms (drift, failed, crashed, budget_stopped) are POSTed as JSON.
+    alerts: Alerts | None = None
     # Where relative sources are resolved; set from the file's folder when loaded from a file.
     base_dir: str = "."
 
