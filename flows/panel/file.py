@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 from pydantic import (
     AfterValidator,
@@ -18,6 +19,7 @@ from pydantic import (
 from roadeval.benchmarks.errors import BadItemPolicy, UnknownFieldPolicy
 from roadeval.benchmarks.loading import limit_option_problem
 from roadeval.bounds import Bound
+from roadeval.flows.panel.alerts import Alerts
 from roadeval.flows.panel.reading import PanelError, panel_data
 from roadeval.names import Name, quoted, refused_character
 from roadeval.storage.store import store_uri_problem
@@ -29,8 +31,9 @@ from roadeval.tasks.requests.freshness import (
     effective_reuse_for,
     reuse_for_problem,
 )
-from roadeval.tasks.requests.model_spec import JudgeSpec, ModelSpec
+from roadeval.tasks.requests.model_spec import JudgeSpec, ModelSpec, endpoint_problem
 from roadeval.tasks.results.intervals import IntervalSettings
+from roadeval.tasks.shard.answering_config import AnsweringConfig, AnsweringEngine
 from roadeval.tasks.shard.remote_scoring import (
     ScoringConfig,
     ScoringEngine,
@@ -102,6 +105,9 @@ class Panel(BaseModel):
 
     name: Name = "panel"
     store: str | None = None
+    # Where the store's `reports/` folder is served over http(s): a run's report is linked at
+    # `<report_url>/<run_id>.html` from its Prefect flow run (`report_link_problem`).
+    report_url: str | None = None
     chunk_size: Annotated[int, AfterValidator(CHUNK_SIZE)] = 100
     # A hard cap on what the run may spend, judge included (`--budget-usd` wins).
     budget_usd: Annotated[float, AfterValidator(BUDGET_USD)] | None = None
@@ -118,6 +124,8 @@ class Panel(BaseModel):
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)
     # Where drawing (point-cloud views) runs: Dask by default.
     render: RenderConfig = Field(default_factory=RenderConfig)
+    # Where answer shards run: this machine by default, or the nodes of a Ray cluster.
+    answering: AnsweringConfig = Field(default_factory=AnsweringConfig)
     # How long a stored answer of a model called over the network may be reused (a model's
     # own `reuse_for` wins; unset: the run's default, forever but for the scheduled deployment).
     reuse_for: ReuseFor | None = None
@@ -126,6 +134,8 @@ class Panel(BaseModel):
     ablations: list[str] = Field(default_factory=list)
     # The headline metrics' intervals and paired differences: resamples and seed.
     intervals: IntervalSettings = Field(default_factory=IntervalSettings)
+    # Where a run's alarms (drift, failed, crashed, budget_stopped) are POSTed as JSON.
+    alerts: Alerts | None = None
     # Where relative sources are resolved; set from the file's folder when loaded from a file.
     base_dir: str = "."
 
@@ -133,6 +143,13 @@ class Panel(BaseModel):
     @classmethod
     def _store_is_a_store(cls, value: str | None) -> str | None:
         if value is not None and (problem := store_uri_problem(value)) is not None:
+            raise ValueError(problem)
+        return value
+
+    @field_validator("report_url")
+    @classmethod
+    def _report_url_is_a_link(cls, value: str | None) -> str | None:
+        if value is not None and (problem := report_url_problem(value)) is not None:
             raise ValueError(problem)
         return value
 
@@ -164,6 +181,12 @@ class Panel(BaseModel):
             raise ValueError(f"a suite may appear once per panel; repeated: {', '.join(repeated)}")
         return self
 
+    @model_validator(mode="after")
+    def _one_ray_cluster(self) -> Panel:
+        if (problem := two_ray_clusters(self)) is not None:
+            raise ValueError(problem)
+        return self
+
     @property
     def all_models(self) -> list[ModelSpec]:
         """Every model the run may call: those under test, and the judge."""
@@ -173,6 +196,35 @@ class Panel(BaseModel):
         assert entry.source is not None
         path = Path(entry.source).expanduser()
         return path if path.is_absolute() else Path(self.base_dir) / path
+
+
+def two_ray_clusters(panel: Panel) -> str | None:
+    """Why the panel cannot run (answering and scoring on two Ray clusters: a process joins
+    one), or None."""
+    answering, scoring = panel.answering.address, panel.scoring.address
+    if answering is None or scoring is None or answering == scoring:
+        return None
+    return (
+        f"answering.address ({answering}) and scoring.address ({scoring}) name two Ray "
+        "clusters: a run joins one (give the same address, or drop one)"
+    )
+
+
+def report_url_problem(value: str) -> str | None:
+    """Why `value` cannot be the address the store's reports are served at, or None: an
+    http(s) URL with a host (a link in the Prefect UI must open in a browser: no file:// or
+    s3://), and without a user, a password, a query or a fragment (a secret would reach every
+    manifest and flow run; a run's page is joined to its path)."""
+    if not value.strip():
+        return "is empty: give the http(s) address the store's reports/ folder is served at"
+    if (problem := endpoint_problem(value)) is not None:
+        return problem
+    parts = urlsplit(value)
+    if parts.username is not None or parts.password is not None:
+        return "holds a user or password: the URL lands in every run's manifest and flow run"
+    if parts.query or parts.fragment:
+        return f"{value!r} has a query or fragment: give the folder's address, e.g. https://host/reports/"
+    return None
 
 
 # Problems listed in one message: the first few say what to fix; the rest are counted.
@@ -285,9 +337,26 @@ def with_dask_address(panel: Panel, address: str) -> Panel:
     return panel.model_copy(update={"render": render})
 
 
+def with_answer_ray_address(panel: Panel, address: str) -> Panel:
+    """The same panel answering on the Ray cluster at `address` (the CLI's
+    --answer-ray-address)."""
+    if (problem := ray_address_problem(address)) is not None:
+        raise PanelError(f"--answer-ray-address: {problem}")
+    answering = panel.answering.model_copy(
+        update={"engine": AnsweringEngine.RAY, "address": address}
+    )
+    return _one_cluster(panel.model_copy(update={"answering": answering}), "--answer-ray-address")
+
+
+def _one_cluster(panel: Panel, flag: str) -> Panel:
+    if (problem := two_ray_clusters(panel)) is not None:
+        raise PanelError(f"{flag}: {problem}")
+    return panel
+
+
 def with_ray_address(panel: Panel, address: str) -> Panel:
     """The same panel scoring on the Ray cluster at `address` (the CLI's --ray-address)."""
     if (problem := ray_address_problem(address)) is not None:
         raise PanelError(f"--ray-address: {problem}")
     scoring = panel.scoring.model_copy(update={"engine": ScoringEngine.RAY, "address": address})
-    return panel.model_copy(update={"scoring": scoring})
+    return _one_cluster(panel.model_copy(update={"scoring": scoring}), "--ray-address")

@@ -100,7 +100,9 @@ def _land_inputs(run: Run) -> RunProgress:
         land_items(context.store, suite.suite.name, suite.items, suite.hash)
     # What changed since the baseline, landed before the first call.
     land_changes(context.run_id, context.store, run.inputs.changes)
-    return RunProgress(watched, run.engines.budget)
+    answering = run.engines.answering
+    nodes = answering.calls_per_node if answering is not None else None
+    return RunProgress(watched, run.engines.budget, nodes=nodes)
 
 
 def _plan_only(run: Run) -> Answered:
@@ -201,7 +203,7 @@ def _plan_and_answer(run: Run) -> Answered:
                         context.store,
                         judge,
                         engines.remote,
-                        spread.workers_for(plan),
+                        engines.answering or spread.workers_for(plan),
                     )
             made = [plans[n] for n in sorted(plans)]
             results, answer_failure = collect(

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from roadeval.flows.record.manifest import build_manifest
+from roadeval.flows.record.manifest import answering_record, build_manifest
 from roadeval.flows.record.parts import Run
 from roadeval.flows.record.record import RunRecord
 from roadeval.flows.record.summary import BudgetState, RunStopped, RunSummary
@@ -91,8 +91,16 @@ def _manifest(run: Run, answered: Answered, results: list[ShardResult]) -> RunMa
     remote = run.engines.remote
     scored = remote.on_cluster if remote is not None else 0
     now = datetime.now(UTC)
+    answering = run.engines.answering
     return build_manifest(
-        run.context, run.inputs, results, now, answered.spread, run.engines.scoring, scored
+        run.context,
+        run.inputs,
+        results,
+        now,
+        answered.spread,
+        run.engines.scoring,
+        scored,
+        answering_record(answering) if answering is not None else None,
     )
 
 

@@ -7,28 +7,40 @@ lands, the run is recorded `interrupted`; secrets are kept out of every log line
 
 from __future__ import annotations
 
-from roadeval.flows.record.manifest import build_manifest
+from dataclasses import replace
+
+from roadeval.flows.record.manifest import answering_record, build_manifest
 from roadeval.flows.record.parts import Run
 from roadeval.flows.record.record import RunRecord
 from roadeval.flows.record.summary import RunSummary
-from roadeval.flows.run.answer import Answered, answer_run, plan_rescore
+from roadeval.flows.run.answer import Answered, answer_run, clients, plan_rescore
 from roadeval.flows.run.end import end_run
 from roadeval.flows.run.metrics import Metrics, land_metrics
+from roadeval.flows.run.setup import answering_cluster
 from roadeval.storage.store import StoreError, describe_store_error
 from roadeval.tasks.calls.secrets import install_log_redaction, remove_log_redaction
 
 
 def execute_run(run: Run) -> RunSummary:
-    """Record the run, go through its stages and end it (see `recorded`), its signals caught
-    and its secrets kept out of the log meanwhile."""
+    """Join the run's answering cluster (if it has one), record the run, go through its stages
+    and end it (see `recorded`), its signals caught and its secrets kept out of the log
+    meanwhile."""
     filters = install_log_redaction(run.engines.redact)
+    answering = answering_cluster(run)
     try:
+        if answering is not None:
+            # Joined and checked before the run is recorded: a cluster that cannot answer is
+            # refused (ClusterRefused, exit 2) before the first call.
+            answering.start(clients(run))
+            run = replace(run, engines=replace(run.engines, answering=answering))
         with run.engines.stop.on_signals():
             return recorded(run)
     finally:
         remove_log_redaction(filters)
         if run.engines.remote is not None:
             run.engines.remote.close()
+        if answering is not None:
+            answering.close()
 
 
 def recorded(run: Run) -> RunSummary:
@@ -37,7 +49,15 @@ def recorded(run: Run) -> RunSummary:
     is recorded, and raised as `RunStopped` (`flows.run.end`)."""
     context, inputs = run.context, run.inputs
     rescored = plan_rescore(run) if context.rescore else None
-    manifest = build_manifest(context, inputs, [], None, scoring=run.engines.scoring)
+    answering = run.engines.answering
+    manifest = build_manifest(
+        context,
+        inputs,
+        [],
+        None,
+        scoring=run.engines.scoring,
+        answering=answering_record(answering) if answering is not None else None,
+    )
     record = RunRecord(context.store, context.run_id, run.engines.redact)
     try:
         record.start(manifest)

@@ -6,6 +6,9 @@ history`) builds it again."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from roadeval.flows.panel.file import Panel
 from roadeval.flows.process.quick_exit import armed
 from roadeval.flows.record.log import run_logger
 from roadeval.flows.record.summary import RunSummary
@@ -14,17 +17,33 @@ from roadeval.flows.stages.report import BUILD_REPORT, build_site
 from roadeval.storage.records import RunStatus
 from roadeval.storage.store import Store
 
+if TYPE_CHECKING:
+    from roadeval.tasks.results.history import History
 
-def keep_report(summary: RunSummary, store: Store, orchestrator: Orchestrator, panel: str) -> None:
+# How long a presigned link to a report opens it: 7 days, the longest S3's signatures allow,
+# so a weekly run's link works until the next run's.
+LINK_EXPIRES_S = 7 * 24 * 3600
+
+
+def keep_report(
+    summary: RunSummary,
+    store: Store,
+    orchestrator: Orchestrator,
+    panel: Panel,
+    history: History | None = None,
+) -> str | None:
     """Build the report of a finished run (a stage, a Prefect task under Prefect) and note in
-    `summary` where it is, or why it is not; then, at the end of every run whatever its status
-    and however it was started, the store's site pages (`stages.report.build_site`: a hand-started
-    run changes a panel's history as much as a scheduled one). Never fatal: `roadeval history`
-    builds them again."""
+    `summary` where it is and the link that opens it, or why it is not; then, at the end of every
+    run whatever its status and however it was started, the store's site pages
+    (`stages.report.build_site`: a hand-started run changes a panel's history as much as a
+    scheduled one), whose history page's location it returns (None: not built). `history`: the
+    panel's, when the run has read it already. Never fatal: `roadeval history` builds them
+    again."""
     if summary.status == RunStatus.FINISHED:
-        _keep_run_report(summary, store, orchestrator)
+        _keep_run_report(summary, store, orchestrator, panel.report_url)
+    page: str | None = None
     try:
-        build_site(store, panel)
+        page = build_site(store, panel.name, history)
     except Exception as exc:
         run_logger(orchestrator).warning(
             "run %s: the store's history and index pages could not be built: %s: %s",
@@ -32,9 +51,24 @@ def keep_report(summary: RunSummary, store: Store, orchestrator: Orchestrator, p
             type(exc).__name__,
             exc,
         )
+    return page
 
 
-def _keep_run_report(summary: RunSummary, store: Store, orchestrator: Orchestrator) -> None:
+def report_link(store: Store, key: str, report_url: str | None) -> str | None:
+    """The http(s) address that opens the report kept at `key`: under the panel's
+    `report_url` (where the store's reports/ folder is served), else a link the store signs
+    (S3: presigned for `LINK_EXPIRES_S`); None for a folder store without one (no link a
+    browser would follow: a file:// link in the Prefect UI opens nothing)."""
+    from roadeval.tasks.report.build import REPORTS
+
+    if report_url is not None:
+        return f"{report_url.rstrip('/')}/{key.removeprefix(REPORTS)}"
+    return store.link(key, LINK_EXPIRES_S, "text/html; charset=utf-8")
+
+
+def _keep_run_report(
+    summary: RunSummary, store: Store, orchestrator: Orchestrator, report_url: str | None
+) -> None:
     try:
         # A helper process for the figures only in the command's own process (see `drawings`).
         built = orchestrator.call(BUILD_REPORT, store, summary.run_id, armed())
@@ -45,5 +79,14 @@ def _keep_run_report(summary: RunSummary, store: Store, orchestrator: Orchestrat
         )
         return
     summary.report = built.location
-    summary.report_url = built.url
+    try:
+        summary.report_url = report_link(store, built.key, report_url)
+    except Exception as exc:
+        # The report is kept; only the link to it is missing (the store's path stands in).
+        run_logger(orchestrator).warning(
+            "run %s: no link to its report could be made: %s: %s",
+            summary.run_id,
+            type(exc).__name__,
+            exc,
+        )
     run_logger(orchestrator).info("run %s: report %s", summary.run_id, built.location)

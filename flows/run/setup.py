@@ -9,7 +9,7 @@ background while the run checks its store and loads its suites (`flows.process.w
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roadeval.flows.record.log import RunLog
 from roadeval.flows.record.parts import Run, RunContext, RunEngines, RunInputs
@@ -19,6 +19,9 @@ from roadeval.flows.stages.load import Applies, LoadedSuite
 from roadeval.flows.stages.orchestration import Logger
 from roadeval.flows.stages.plan import plan_shards
 from roadeval.flows.stages.render import RENDER_SUITE, blind_suites, drawn
+
+if TYPE_CHECKING:
+    from roadeval.tasks.shard.answer_cluster import ClusterAnswering
 
 
 @dataclass(frozen=True)
@@ -94,3 +97,23 @@ def set_up(start: Started) -> Run:
     )
     engines = RunEngines(stop, redact, budget, judge, remote, in_flight, scoring)
     return Run(context, inputs, engines, log)
+
+
+def answering_cluster(run: Run) -> ClusterAnswering | None:
+    """The Ray cluster the panel answers on (`answering: {engine: ray}`), not yet joined (see
+    `ClusterAnswering.start`); None for this machine, a dry run or a rescore (no model asked)."""
+    from roadeval.tasks.shard.answer_cluster import ClusterAnswering
+    from roadeval.tasks.shard.answering_config import AnsweringEngine
+
+    context, engines = run.context, run.engines
+    answering = context.panel.answering
+    if answering.engine is not AnsweringEngine.RAY or context.dry_run or context.rescore:
+        return None
+    return ClusterAnswering(
+        answering,
+        context.store,
+        context.run_id,
+        engines.stop,
+        context.fresh_from,
+        engines.budget.capped,
+    )

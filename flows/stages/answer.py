@@ -10,7 +10,7 @@ import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from roadeval.flows.stages.orchestration import Stage
 from roadeval.storage.store import Store
@@ -25,16 +25,25 @@ if TYPE_CHECKING:
     from roadeval.tasks.shard.stages import ShardResult
 
 
+class ShardRunner(Protocol):
+    """Where a shard may be answered other than here: the run's answer worker processes, or
+    the nodes of a Ray cluster."""
+
+    def can_take(self, plan: ShardPlan, remote: RemoteScoring | None) -> bool: ...
+
+    def run(self, plan: ShardPlan, store: Store, judge: ModelClient | None) -> ShardResult: ...
+
+
 def answer_shard(
     plan: ShardPlan,
     store: Store,
     judge: ModelClient | None,
     remote: RemoteScoring | None,
-    workers: StartingWorkers | None = None,
+    workers: ShardRunner | None = None,
 ) -> ShardResult:
-    """Answer one shard: in an answer worker process when the run spreads its calls and the
-    shard can go (see `AnswerWorkers.can_take`; the stage waits for their start), else
-    here."""
+    """Answer one shard: in an answer worker process or on a node of the answering cluster
+    when the run has them and the shard can go (see `AnswerWorkers.can_take`; the stage waits
+    for the workers' start), else here."""
     from roadeval.tasks.shard.stages import run_shard
 
     if workers is not None and workers.can_take(plan, remote):
@@ -42,11 +51,25 @@ def answer_shard(
     return run_shard(plan, store, judge, remote)
 
 
-# Prefect's task name and task-run name (a template over the stage's parameters).
+def cut_off(result: ShardResult) -> str | None:
+    """Why a shard's answering was cut short by the run's stop: its items left for a resumed
+    run (interrupted mid-request, or never asked); None when it ran whole."""
+    left = result.counts["interrupted"] + result.counts["not_run"]
+    if not left:
+        return None
+    return (
+        f"the run stopped: {left} of {result.counts['items']} items of shard {result.shard} "
+        "left unanswered (a resumed run asks them)"
+    )
+
+
+# Prefect's task name and task-run name (a template over the stage's parameters); a shard the
+# run's stop cut short ends its task run Cancelled.
 ANSWER_SHARD = Stage(
     "answer-shard",
     answer_shard,
-    "{plan.shard.suite.name}/{plan.shard.client.spec.label}/{plan.shard.index}",
+    "answer/{plan.shard.suite.name}/{plan.shard.client.spec.label}/chunk {plan.shard.index}",
+    cut_off,
 )
 
 

@@ -37,6 +37,9 @@ class Stage(Generic[T]):
     fn: Callable[..., T]
     # A Prefect task-run name template over the function's parameters, e.g. "plan/{shard.index}".
     run_name: str | None = None
+    # Why a result of the stage was cut short by the run's stop (None: it ran whole), for
+    # Prefect to end its task run Cancelled rather than Completed; None: never cut short.
+    cut_off: Callable[[T], str | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,18 @@ class FlowRunRef:
 
     id: str
     deployment: str | None = None
+
+
+@dataclass(frozen=True)
+class Announcement:
+    """An event for the orchestrator's event stream (Prefect's events, which its automations
+    act on): its name, the resource it is about, the resources related to it (each with its
+    `prefect.resource.role`) and a payload; labels are strings, as Prefect's are."""
+
+    event: str
+    resource: dict[str, str]
+    related: list[dict[str, str]]
+    payload: dict[str, Any]
 
 
 class StageFuture(Protocol[T_co]):
@@ -66,9 +81,19 @@ class Orchestrator(Protocol):
 
     def as_completed(self, submitted: Sequence[StageFuture[T]]) -> Iterator[StageFuture[T]]: ...
 
+    def name_run(self, panel: str, run_id: str) -> None:
+        """Name what the orchestrator shows of the run (Prefect: its flow run) after its panel
+        and run id, once the run has its id."""
+        ...
+
     def run_logger(self) -> Logger | None:
         """Where the run's own lines go when the orchestrator has a log of them (Prefect's flow
         run logger); None: the run's own logger (`flows.record.log`)."""
+        ...
+
+    def announce(self, announcement: Announcement) -> bool:
+        """Send `announcement` to the orchestrator's events (raises when that fails); False
+        when it has none (inline: nothing is sent, and that is no error)."""
         ...
 
     def close(self) -> None: ...
@@ -119,8 +144,15 @@ class InlineOrchestrator:
             pending.append(future)
         yield from futures.as_completed(pending)
 
+    def name_run(self, panel: str, run_id: str) -> None:
+        """An inline run shows nowhere but in the store, named by its id already."""
+
     def run_logger(self) -> Logger | None:
         return None
+
+    def announce(self, announcement: Announcement) -> bool:
+        # No Prefect API: there is no event stream to send to.
+        return False
 
     def close(self) -> None:
         # Every stage submitted has been waited for by the run; nothing is left to cancel.

@@ -12,6 +12,7 @@ from roadeval.storage.store import Store
 
 if TYPE_CHECKING:
     from roadeval.tasks.report.build import BuiltReport
+    from roadeval.tasks.results.history import History
 
 
 def build_report(store: Store, run_id: str, helper: bool) -> BuiltReport:
@@ -22,18 +23,22 @@ def build_report(store: Store, run_id: str, helper: bool) -> BuiltReport:
     return build(store, run_id, helper=helper)
 
 
-def build_site(store: Store, panel: str) -> None:
+def build_site(store: Store, panel: str, history: History | None = None) -> str | None:
     """The panel's history page (a finished run is a new point of it) and the store's index
     (every run is listed, a failed one too), both read from corpus rows only; after the run's
-    report, which the index links to."""
+    report, which the index links to. `history`: the panel's, when the run has read it already.
+    Returns the history page's location (None: no finished run of the panel yet)."""
     from roadeval.tasks.report.history_page import build_history_page
     from roadeval.tasks.report.site_index import build_index
     from roadeval.tasks.results.history import HistoryError, panel_history
 
+    page: str | None = None
     # No finished run of the panel yet (HistoryError): no page of it to build.
     with suppress(HistoryError):
-        build_history_page(store, panel_history(store, panel))
+        found = history if history is not None else panel_history(store, panel)
+        page = store.location(build_history_page(store, found))
     build_index(store)
+    return page
 
 
 # Prefect's task name and task-run name (a template over the stage's parameters).

@@ -15,7 +15,13 @@ from collections.abc import Iterable, Sequence
 import pytest
 
 # The session fixtures that cost CPU while idle (in the order they are checked).
-IDLE_COSTLY = ("external_clusters", "ray_session", "dask_address", "prefect_server")
+IDLE_COSTLY = (
+    "external_clusters",
+    "answering_cluster",
+    "ray_session",
+    "dask_address",
+    "prefect_server",
+)
 
 
 class EngineLifetimes:
