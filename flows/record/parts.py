@@ -82,7 +82,8 @@ class RunEngines:
     in_flight: InFlightAtStop
     # Which engine scores the heavy items, and why.
     scoring: ScoringChoice
-    # The Ray cluster answering the shards (None: this machine).
+    # The Ray cluster answering the shards, joined as the run starts executing (None: this
+    # machine).
     answering: ClusterAnswering | None = None
 
 

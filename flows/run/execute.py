@@ -7,8 +7,6 @@ lands, the run is recorded `interrupted`; secrets are kept out of every log line
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from roadeval.flows.record.manifest import answering_record, build_manifest
 from roadeval.flows.record.parts import Run
 from roadeval.flows.record.record import RunRecord
@@ -16,7 +14,6 @@ from roadeval.flows.record.summary import RunSummary
 from roadeval.flows.run.answer import Answered, answer_run, clients, plan_rescore
 from roadeval.flows.run.end import end_run
 from roadeval.flows.run.metrics import Metrics, land_metrics
-from roadeval.flows.run.setup import answering_cluster
 from roadeval.storage.store import StoreError, describe_store_error
 from roadeval.tasks.calls.secrets import install_log_redaction, remove_log_redaction
 
@@ -26,13 +23,12 @@ def execute_run(run: Run) -> RunSummary:
     and end it (see `recorded`), its signals caught and its secrets kept out of the log
     meanwhile."""
     filters = install_log_redaction(run.engines.redact)
-    answering = answering_cluster(run)
+    answering = run.engines.answering
     try:
         if answering is not None:
             # Joined and checked before the run is recorded: a cluster that cannot answer is
             # refused (ClusterRefused, exit 2) before the first call.
             answering.start(clients(run))
-            run = replace(run, engines=replace(run.engines, answering=answering))
         with run.engines.stop.on_signals():
             return recorded(run)
     finally:

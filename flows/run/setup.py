@@ -1,7 +1,8 @@
 """A run set up after its suites are loaded: its stop, redaction, one budget and its clients, its
 suites drawn (the render stage) with their blind twins, its item changes against the baseline,
-its shards, and the engine that scores its heavy items (a local Ray only where it pays:
-`tasks.shard.scoring_choice`); handed on as one frozen `Run` (`flows.record.parts`).
+its shards, the engine that scores its heavy items (a local Ray only where it pays:
+`tasks.shard.scoring_choice`) and the Ray cluster that answers them, if any; handed on as one
+frozen `Run` (`flows.record.parts`).
 
 The call path (LiteLLM) is imported inside `set_up`, not here: the command imports it in the
 background while the run checks its store and loads its suites (`flows.process.warmup`)."""
@@ -21,6 +22,8 @@ from roadeval.flows.stages.plan import plan_shards
 from roadeval.flows.stages.render import RENDER_SUITE, blind_suites, drawn
 
 if TYPE_CHECKING:
+    from roadeval.tasks.calls.budget import Budget
+    from roadeval.tasks.calls.stopping import StopSignal
     from roadeval.tasks.shard.answer_cluster import ClusterAnswering
 
 
@@ -92,28 +95,26 @@ def set_up(start: Started) -> Run:
         if scoring.engine is ScoringEngine.RAY and not context.dry_run
         else None
     )
+    answering = answering_cluster(context, stop, budget)
     inputs = RunInputs(
         start.loaded, shards, shown, start.not_covered, start.baseline, reader, changes
     )
-    engines = RunEngines(stop, redact, budget, judge, remote, in_flight, scoring)
+    engines = RunEngines(stop, redact, budget, judge, remote, in_flight, scoring, answering)
     return Run(context, inputs, engines, log)
 
 
-def answering_cluster(run: Run) -> ClusterAnswering | None:
-    """The Ray cluster the panel answers on (`answering: {engine: ray}`), not yet joined (see
-    `ClusterAnswering.start`); None for this machine, a dry run or a rescore (no model asked)."""
+def answering_cluster(
+    context: RunContext, stop: StopSignal, budget: Budget
+) -> ClusterAnswering | None:
+    """The Ray cluster the panel answers on (`answering: {engine: ray}`), joined and checked
+    once the run's secrets are kept out of the log (`execute.execute_run`); None for this
+    machine, a dry run or a rescore (no model asked)."""
     from roadeval.tasks.shard.answer_cluster import ClusterAnswering
     from roadeval.tasks.shard.answering_config import AnsweringEngine
 
-    context, engines = run.context, run.engines
     answering = context.panel.answering
     if answering.engine is not AnsweringEngine.RAY or context.dry_run or context.rescore:
         return None
     return ClusterAnswering(
-        answering,
-        context.store,
-        context.run_id,
-        engines.stop,
-        context.fresh_from,
-        engines.budget.capped,
+        answering, context.store, context.run_id, stop, context.fresh_from, budget.capped
     )
