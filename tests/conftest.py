@@ -1,6 +1,10 @@
 """Session-wide engines for the tests (one Prefect server, one model server, one S3 server), and
 the orchestrator each run test names: `under_prefect` or `inline` (see support.orchestrators).
-The engines that cost CPU while idle end after their last test (support.engine_lifetimes)."""
+The engines that cost CPU while idle end after their last test (support.engine_lifetimes).
+
+The README's command runs the suite on two pytest-xdist workers: each is a session of its own
+with its own engines, on ports the system chose, in folders of its own (its basetemp, its Ray
+temporary folder); which tests share a worker is support.worker_groups'."""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +24,7 @@ import roadeval  # noqa: F401 - applies the offline defaults before anything els
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from support import clusters, orchestrators
+from support import clusters, orchestrators, worker_groups
 from support.clusters import ExternalClusters
 from support.engine_lifetimes import EngineLifetimes
 from support.model_server import ModelServer
@@ -41,9 +46,16 @@ def prefect_logging_on_the_sessions_stderr() -> None:
     ensure_logging_setup()
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups into the tests' ids
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    worker_groups.assign(items)
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """The tests to run are known: note each idle-costly engine's last user."""
-    _ENGINES.plan(session.items)
+    """The tests to run are known: note each idle-costly engine's last user (on an xdist
+    worker, among the engines whose users are in one unit of work)."""
+    on_worker = hasattr(session.config, "workerinput")
+    _ENGINES.plan(session.items, worker_groups.unit_of if on_worker else None)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -124,13 +136,32 @@ def _runs_name_their_orchestrator() -> Iterator[None]:
         pytest.fail("\n".join(problems), pytrace=False)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _ray_temp_folder() -> Iterator[None]:
+    """Every Ray this session starts (its own, a run's, a CLI process's) keeps its files in a
+    folder of this session's: not /tmp/ray, which every Ray on the machine shares (another
+    xdist worker's, another session's), with the address file a `ray start` left there."""
+    saved = os.environ.get("RAY_TMPDIR")
+    # Short: Ray's socket paths live below it, and a socket path has at most 107 bytes.
+    folder = tempfile.mkdtemp(prefix="ray-", dir="/tmp")
+    os.environ["RAY_TMPDIR"] = folder
+    yield
+    if saved is None:
+        os.environ.pop("RAY_TMPDIR", None)
+    else:
+        os.environ["RAY_TMPDIR"] = saved
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def ray_session() -> Iterator[None]:
     """Local Ray for the whole session (runs reuse it rather than starting their own); its
-    workers import the test support modules too (test-only suites travel to them)."""
+    workers import the test support modules too (test-only suites travel to them). A Ray of
+    its own ("local"), never one found on the machine."""
     import ray
 
     ray.init(
+        address="local",
         num_cpus=2,
         include_dashboard=False,
         object_store_memory=256 * 2**20,
