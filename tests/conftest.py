@@ -4,7 +4,8 @@ The engines that cost CPU while idle end after their last test (support.engine_l
 
 The README's command runs the suite on two pytest-xdist workers: each is a session of its own
 with its own engines, on ports the system chose, in folders of its own (its basetemp, its Ray
-temporary folder); which tests share a worker is support.worker_groups'."""
+temporary folder); a module's tests share a worker (`--dist loadfile`), so that its
+module-scoped fixtures are made once."""
 
 from __future__ import annotations
 
@@ -24,9 +25,9 @@ import roadeval  # noqa: F401 - applies the offline defaults before anything els
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from support import clusters, orchestrators, worker_groups
+from support import clusters, orchestrators
 from support.clusters import ExternalClusters
-from support.engine_lifetimes import EngineLifetimes
+from support.engine_lifetimes import EngineLifetimes, module_of
 from support.model_server import ModelServer
 from support.prefect_server import PrefectServer, start_prefect_server
 
@@ -46,16 +47,11 @@ def prefect_logging_on_the_sessions_stderr() -> None:
     ensure_logging_setup()
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups into the tests' ids
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    worker_groups.assign(items)
-
-
 def pytest_collection_finish(session: pytest.Session) -> None:
     """The tests to run are known: note each idle-costly engine's last user (on an xdist
     worker, among the engines whose users are in one unit of work)."""
     on_worker = hasattr(session.config, "workerinput")
-    _ENGINES.plan(session.items, worker_groups.unit_of if on_worker else None)
+    _ENGINES.plan(session.items, module_of if on_worker else None)
 
 
 @pytest.hookimpl(wrapper=True)

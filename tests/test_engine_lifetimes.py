@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from support.engine_lifetimes import EngineLifetimes
+from support.engine_lifetimes import EngineLifetimes, module_of
 
 pytest_plugins = ["pytester"]
 
@@ -103,8 +103,8 @@ class _Test:
 
 
 def test_on_an_xdist_worker_an_engine_used_in_two_units_ends_with_the_session() -> None:
-    # A worker may run unit b.py before a.py: ending the engine after b.py's test (the last in
-    # collection order) would start it a second time for a.py's.
+    # Under --dist loadfile a worker may run b.py before a.py: ending the engine after b.py's
+    # test (the last in collection order) would start it a second time for a.py's.
     tests = [
         _Test("a.py::t1", ("engine",)),
         _Test("b.py::t2", ("engine",)),
@@ -112,7 +112,7 @@ def test_on_an_xdist_worker_an_engine_used_in_two_units_ends_with_the_session() 
         _Test("c.py::t4", ("other",)),
     ]
     lifetimes = EngineLifetimes(("engine", "other"))
-    lifetimes.plan(tests, unit_of=lambda test: test.nodeid.split("::")[0])  # type: ignore[arg-type]
+    lifetimes.plan(tests, unit_of=module_of)  # type: ignore[arg-type]
     assert lifetimes.last_user("engine") is None
     assert lifetimes.last_user("other") == "c.py::t4"
     lifetimes.plan(tests)  # type: ignore[arg-type]

@@ -9,8 +9,9 @@ pytest runs a finished fixture anew.
 
 Under pytest-xdist a worker runs only its share, units of work in an order of the scheduler's
 choosing: the last user in collection order may run before other users on the same worker. So
-there (`unit_of` given) an engine ends early only when all its users are in one unit, which one
-worker runs in collection order (support.worker_groups); another ends with the worker's session.
+there (`unit_of` given) an engine ends early only when all its users are in one unit (a module,
+under `--dist loadfile`), which one worker runs in collection order; another ends with the
+worker's session.
 """
 
 from __future__ import annotations
@@ -21,6 +22,11 @@ import pytest
 
 # The session fixtures that cost CPU while idle (in the order they are checked).
 IDLE_COSTLY = ("external_clusters", "ray_session", "dask_address", "prefect_server")
+
+
+def module_of(item: pytest.Item) -> str:
+    """The unit of work holding `item` under `--dist loadfile`: its module."""
+    return item.nodeid.split("::", 1)[0]
 
 
 class EngineLifetimes:
