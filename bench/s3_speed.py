@@ -54,7 +54,8 @@ def roadeval(*args: str) -> list[str]:
 
 
 def classify(lines: list[str]) -> tuple[Counter[str], Counter[str]]:
-    """S3 requests of access-log `lines` by method and by method and store folder."""
+    """S3 requests of access-log `lines` by method (with the status when not 2xx) and by method
+    and store folder."""
     methods: Counter[str] = Counter()
     where: Counter[str] = Counter()
     for line in lines:
@@ -72,6 +73,8 @@ def classify(lines: list[str]) -> tuple[Counter[str], Counter[str]]:
             parts = [p for p in args.get("prefix", [""])[0].split("/") if p]
         elif method == "POST" and "delete" in args:
             method = "DELETE-MANY"
+        if not match["status"].startswith("2"):
+            method = f"{method} {match['status']}"  # a 412 of a conditional put, a 404 HEAD
         if parts and parts[0] == PREFIX:
             parts = parts[1:]
         if not parts:

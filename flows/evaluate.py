@@ -33,9 +33,12 @@ def evaluate_panel(
     panel's last finished run); `rescore` scores the stored answers again, asking no model;
     `report` builds a finished run's HTML report at its end."""
     if choose(prefect) is OrchestratorKind.PREFECT:
-        from roadeval.flows.prefect.flow import evaluate_panel_flow
+        from roadeval.flows.prefect.flow import evaluate_panel_flow, summary_of
 
-        return evaluate_panel_flow(panel, store_uri, dry_run, against, rescore, report)
+        state = evaluate_panel_flow(
+            panel, store_uri, dry_run, against, rescore, report, return_state=True
+        )
+        return summary_of(state)
     inline = InlineOrchestrator()
     try:
         return run_panel(

@@ -32,13 +32,13 @@ from roadeval.storage.landing import (
     part_name,
     publish,
     read_part,
-    table_keys,
     visible_keys,
 )
 from roadeval.storage.part_index import Published, schema_fingerprint
 from roadeval.storage.records import SCHEMAS
 from roadeval.storage.store import Store, describe_store_error
 from roadeval.storage.sweeping import sweep
+from roadeval.storage.visibility import every_table_keys
 
 log = logging.getLogger(__name__)
 
@@ -73,8 +73,8 @@ def compact_run(store: Store, run_id: str, fold_from: int = FOLD_FROM) -> Compac
     prefix = f"{run_id}-"
     landed = {key.removeprefix(LANDINGS) for key in store.list(f"{LANDINGS}{prefix}")}
     name = compacted_name(run_id)
-    # Every table's parts, listed before anything is written: what the sweep looks at.
-    listed = {table: table_keys(store, table) for table in SCHEMAS}
+    # Every table's parts, in one listing before anything is written: what the sweep looks at.
+    listed = every_table_keys(store)
     written: list[Published] = []
     replaced: list[str] = []
     try:

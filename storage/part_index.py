@@ -4,12 +4,14 @@ Every landing appends one entry, its name and parts (and for a compaction the pa
 replaces), under the next number: `index/log/<n // 4096>/<n>.json`, taken with a conditional
 create, so numbers are dense and in the order the landings were published. Entries are never
 removed: a writer whose idea of the next number is stale only collides and moves on, and can
-never take a number that was used. They are folded as they accumulate, by the writer that took
-the number: every `SEGMENT` into a segment (`index/segments/<n>.parquet`: the entries after the
-segment before), every `SNAPSHOT` into a snapshot of every visible part up to `n`
-(`index/snapshots/<n>.parquet`). A reader lists the snapshots, then the segments and the entries
-after the newest (listings that start after a key, which never page through the past), and
-reads them: while folding keeps up, one snapshot and at most 30 small objects.
+never take a number that was used (the threads of one process take theirs in turn). They are
+folded as they accumulate, by the writer that took the number: every `SEGMENT` into a segment
+(`index/segments/<n>.parquet`: the entries after the segment before), every `SNAPSHOT` into a
+snapshot of every visible part up to `n` (`index/snapshots/<n>.parquet`). A reader lists the
+snapshots, then the segments and the entries after the newest (listings that start after a key,
+which never page through the past; once it has seen a snapshot, one listing of `index/` from the
+entries after it), and reads them: while folding keeps up, one snapshot and at most 30 small
+objects.
 
 A snapshot's writer also digests the small tables every reader wants whole (`index_digests`).
 Segments, snapshots and digests are removed one snapshot later, so a reader that listed just
@@ -26,6 +28,7 @@ import hashlib
 import io
 import json
 import logging
+import os
 import threading
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -184,6 +187,8 @@ class _Listing:
     base: int | None
     segments: list[int]
     entries: list[int]
+    # The listing requests they took.
+    listings: int = 3
 
     @property
     def empty(self) -> bool:
@@ -219,6 +224,13 @@ class PartIndex:
     # The next number per store, shared by the writers of a process.
     _next: ClassVar[dict[str, int]] = {}
     _lock: ClassVar[threading.Lock] = threading.Lock()
+    # Per store, held while a writer of this process takes a number: its threads take numbers
+    # in turn (one create each) instead of racing to the same one, all but one refused (a 412
+    # on S3) and again at the next. The conditional create settles it with other processes.
+    _taking: ClassVar[dict[str, threading.Lock]] = {}
+    # The newest snapshot (-1: none) this process has seen per store: later listings start at
+    # the entries after it.
+    _bases: ClassVar[dict[str, int]] = {}
 
     def __init__(self, store: Store) -> None:
         self.store = store
@@ -239,7 +251,19 @@ class PartIndex:
         if number % SEGMENT == 0:
             self._fold(number)
 
+    @classmethod
+    def _forked(cls) -> None:
+        """In a forked child: locks a thread of the parent held at the fork are held by no one."""
+        cls._lock = threading.Lock()
+        cls._taking = {}
+
     def _take(self, body: bytes) -> int | None:
+        with self._lock:
+            taking = self._taking.setdefault(self.store.uri, threading.Lock())
+        with taking:
+            return self._take_in_turn(body)
+
+    def _take_in_turn(self, body: bytes) -> int | None:
         uri = self.store.uri
         misses = 0
         while True:
@@ -327,7 +351,34 @@ class PartIndex:
 
     def _listing(self, below: int | None = None) -> _Listing | None:
         """Every snapshot, the newest (below `below` if given), and the segments and entries
-        after it: three listings. None: the store keeps no index."""
+        after it: three listings, or one once this process has seen a snapshot (or none) of
+        the store. None: the store keeps no index."""
+        with self._lock:
+            seen = self._bases.get(self.store.uri) if below is None else None
+        listing = self._listed(below) if seen is None else self._listed_after(seen)
+        if listing is not None and below is None:
+            with self._lock:
+                self._bases[self.store.uri] = -1 if listing.base is None else listing.base
+            if listing.base is not None:
+                IndexMemo.forget_through(self.store.uri, listing.base)
+        return listing
+
+    def _listed_after(self, seen: int) -> _Listing | None:
+        """`_listing` in one listing of `index/` from the entries after snapshot `seen` (the
+        newest this process saw; -1: none), which sort before every segment and snapshot: no
+        snapshot before `seen` is newest, and entries are never removed."""
+        start = _entry_key(max(seen, 0))
+        listed = [entry.key for entry in self.store.list_entries(INDEX, start_after=start).entries]
+        if UNINDEXED in listed:
+            return None
+        snapshots = _numbers(listed, SNAPSHOTS)
+        base = max(snapshots, default=None)
+        after = -1 if base is None else base
+        segments = [n for n in _numbers(listed, SEGMENTS) if n > after]
+        entries = [n for n in _numbers(listed, LOG) if n > after]
+        return _Listing(snapshots, base, segments, entries, listings=1)
+
+    def _listed(self, below: int | None) -> _Listing | None:
         listed = self.store.list(SNAPSHOTS)
         if UNINDEXED in listed:
             return None
@@ -341,8 +392,6 @@ class PartIndex:
 
         segments = numbers(SEGMENTS, _number_key(SEGMENTS, after, ".parquet"))
         entries = numbers(LOG, _entry_key(max(after, 0)))
-        if base is not None and below is None:
-            IndexMemo.forget_through(self.store.uri, base)
         return _Listing(snapshots, base, segments, [n for n in entries if n > after])
 
     def load(self, tables: Iterable[str] | None = None) -> IndexView | None:
@@ -362,7 +411,11 @@ class PartIndex:
             except FileNotFoundError:
                 continue  # retired since listed: list again
             base = plan[0][1] if plan and plan[0][0] == "snapshot" else None
-            return IndexView(rows, 3 + len(plan), wanted, base)
+            with self._lock:
+                # This process's first landing takes the number after those seen without
+                # listing again (a number taken since is refused by its create: it moves on).
+                self._next.setdefault(self.store.uri, listing.top + 1)
+            return IndexView(rows, listing.listings + len(plan), wanted, base)
         raise IndexChanging(f"store {self.store.uri}: its part index kept changing while read")
 
     def _visible(
@@ -413,3 +466,6 @@ class PartIndex:
             return [read(step) for step in plan]
         with ThreadPoolExecutor(max_workers=_READERS) as pool:
             return list(pool.map(read, plan))
+
+
+os.register_at_fork(after_in_child=PartIndex._forked)

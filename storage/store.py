@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import mimetypes
 import os
 import tempfile
 import uuid
@@ -150,6 +151,11 @@ class Store(ABC):
     def location(self, key: str) -> str:
         return f"{self.uri.rstrip('/')}/{key}"
 
+    def link(self, key: str, expires_s: int, content_type: str) -> str | None:
+        """An http(s) address a browser can open `key` at for `expires_s` seconds, served as
+        `content_type`; None where the store has none to give (a local folder)."""
+        return None
+
     def holds_file(self, path: Path) -> bool:
         """Whether writing the local file `path` would write inside this store (a bucket's
         store holds no local file)."""
@@ -272,6 +278,16 @@ class LocalStore(Store):
         return where == self.root or self.root in where.parents
 
 
+def _content_type(key: str) -> dict[str, str]:
+    """The Content-Type a page or text object is served with (`.html`: text/html, UTF-8 as
+    roadeval writes it), so that a browser opening it from the bucket (a presigned link, a
+    static site) shows it rather than downloads it; nothing for other keys (S3's default)."""
+    kind, _ = mimetypes.guess_type(key)
+    if kind is None or not kind.startswith("text/"):
+        return {}
+    return {"ContentType": f"{kind}; charset=utf-8"}
+
+
 class S3Store(Store):
     """`s3://bucket/prefix` through boto3; endpoint and credentials from the standard AWS env.
 
@@ -315,7 +331,7 @@ class S3Store(Store):
 
     def put(self, key: str, data: bytes) -> None:
         # A single PUT is atomic in S3: readers see the old object or the whole new one.
-        self._call("put_object", Key=self._key(key), Body=data)
+        self._call("put_object", Key=self._key(key), Body=data, **_content_type(key))
 
     def create(self, key: str, data: bytes) -> bool:
         from botocore.exceptions import ClientError
@@ -366,6 +382,31 @@ class S3Store(Store):
                 # The same error a missing local file gives, so callers need not know the backend.
                 raise FileNotFoundError(f"{self.location(key)}: no such key") from None
             raise
+
+    def link(self, key: str, expires_s: int, content_type: str) -> str | None:
+        """A presigned GET URL (signed here, no request sent): it opens the object in a browser
+        until it expires, or until the credentials that signed it do (temporary ones). Signed
+        with Signature Version 4, which every region and S3-compatible server takes (botocore
+        may sign with version 2 otherwise, which newer regions refuse)."""
+        import boto3
+        from botocore.config import Config
+
+        signer = boto3.client(
+            "s3",
+            endpoint_url=os.environ.get("AWS_ENDPOINT_URL") or None,
+            config=Config(signature_version="s3v4"),
+        )
+        url: str = signer.generate_presigned_url(
+            "get_object",
+            Params={
+                "Bucket": self.bucket,
+                "Key": self._key(key),
+                # Objects are put without a type: a browser would download, not show, the page.
+                "ResponseContentType": content_type,
+            },
+            ExpiresIn=expires_s,
+        )
+        return url
 
     def exists(self, key: str) -> bool:
         from botocore.exceptions import ClientError

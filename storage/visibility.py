@@ -35,6 +35,17 @@ def table_keys(store: Store, table: str) -> list[str]:
     return [k for k in store.list(f"tables/{table}/") if k.endswith(".parquet")]
 
 
+def every_table_keys(store: Store) -> dict[str, list[str]]:
+    """Every Parquet part of every table, landed or not, by table: one listing of `tables/`
+    (on S3 a request per 1,000 parts; a listing per table costs a request per table at least)."""
+    keys: dict[str, list[str]] = {table: [] for table in SCHEMAS}
+    for key in store.list("tables/"):
+        table = key.split("/", 2)[1]
+        if key.endswith(".parquet") and table in keys:
+            keys[table].append(key)
+    return keys
+
+
 # The landing of a run's compacted parts: `<run_id>-compacted`.
 COMPACTED = "-compacted"
 
@@ -76,8 +87,9 @@ def listed_parts(
     landed = {key.removeprefix(LANDINGS) for key in store.list(LANDINGS)}
     wanted = None if runs is None else set(runs)
     visible: dict[str, list[str]] = {}
+    every = every_table_keys(store) if tables is None else None
     for table in SCHEMAS if tables is None else tables:
-        keys = table_keys(store, table)
+        keys = every[table] if every is not None else table_keys(store, table)
         if wanted is not None:
             keys = [k for k in keys if (run := run_of(part_name(k))) is None or run in wanted]
         visible[table] = visible_keys(keys, landed)

@@ -88,7 +88,9 @@ def _print_list() -> None:
         else:
             next_run = "not scheduled yet" if row.schedules else "on demand"
         params = ", ".join(f"{k}={v}" for k, v in sorted(row.parameters.items()) if v is not None)
-        runs_on = f"{row.runs_on} ({row.status.lower()})" if row.status else row.runs_on
+        # The server's READY lags a served deployment's end by a minute: said for pools only.
+        pooled = row.status and row.work_pool
+        runs_on = f"{row.runs_on} ({row.status.lower()})" if pooled else row.runs_on
         cells = (row.name, "\n".join(row.schedules) or "on demand", next_run, runs_on, params)
         table.add_row(*map(printable, cells))
     consoles.out.print(table)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 from pydantic import (
     AfterValidator,
@@ -29,7 +30,7 @@ from roadeval.tasks.requests.freshness import (
     effective_reuse_for,
     reuse_for_problem,
 )
-from roadeval.tasks.requests.model_spec import JudgeSpec, ModelSpec
+from roadeval.tasks.requests.model_spec import JudgeSpec, ModelSpec, endpoint_problem
 from roadeval.tasks.results.intervals import IntervalSettings
 from roadeval.tasks.shard.remote_scoring import (
     ScoringConfig,
@@ -102,6 +103,9 @@ class Panel(BaseModel):
 
     name: Name = "panel"
     store: str | None = None
+    # Where the store's `reports/` folder is served over http(s): a run's report is linked at
+    # `<report_url>/<run_id>.html` from its Prefect flow run (`report_link_problem`).
+    report_url: str | None = None
     chunk_size: Annotated[int, AfterValidator(CHUNK_SIZE)] = 100
     # A hard cap on what the run may spend, judge included (`--budget-usd` wins).
     budget_usd: Annotated[float, AfterValidator(BUDGET_USD)] | None = None
@@ -133,6 +137,13 @@ class Panel(BaseModel):
     @classmethod
     def _store_is_a_store(cls, value: str | None) -> str | None:
         if value is not None and (problem := store_uri_problem(value)) is not None:
+            raise ValueError(problem)
+        return value
+
+    @field_validator("report_url")
+    @classmethod
+    def _report_url_is_a_link(cls, value: str | None) -> str | None:
+        if value is not None and (problem := report_url_problem(value)) is not None:
             raise ValueError(problem)
         return value
 
@@ -173,6 +184,23 @@ class Panel(BaseModel):
         assert entry.source is not None
         path = Path(entry.source).expanduser()
         return path if path.is_absolute() else Path(self.base_dir) / path
+
+
+def report_url_problem(value: str) -> str | None:
+    """Why `value` cannot be the address the store's reports are served at, or None: an
+    http(s) URL with a host (a link in the Prefect UI must open in a browser: no file:// or
+    s3://), and without a user, a password, a query or a fragment (a secret would reach every
+    manifest and flow run; a run's page is joined to its path)."""
+    if not value.strip():
+        return "is empty: give the http(s) address the store's reports/ folder is served at"
+    if (problem := endpoint_problem(value)) is not None:
+        return problem
+    parts = urlsplit(value)
+    if parts.username is not None or parts.password is not None:
+        return "holds a user or password: the URL lands in every run's manifest and flow run"
+    if parts.query or parts.fragment:
+        return f"{value!r} has a query or fragment: give the folder's address, e.g. https://host/reports/"
+    return None
 
 
 # Problems listed in one message: the first few say what to fix; the rest are counted.

@@ -148,15 +148,48 @@ def publish_run_artifacts(
     return cast(list[UUID], made)
 
 
-def publish_report_link(summary: RunSummary, url: str) -> UUID:
-    """The link artifact to the run's report (`reports/<run_id>.html` in the store: a file://
-    URL for a folder store, the s3:// URI for a bucket)."""
-    from prefect.artifacts import create_link_artifact
+def report_markdown(summary: RunSummary) -> str:
+    """A finished run's report artifact where no link opens its report (a folder store with no
+    `report_url`): the report's path as text, to open on the machine that holds the store, and
+    the run's leaderboards as the terminal shows them."""
+    from roadeval.tasks.results.board_markdown import leaderboards_markdown
 
-    made = create_link_artifact(
-        link=url,
-        link_text=f"report of run {summary.run_id}",
-        key=artifact_key("report", summary.manifest.panel),
-        description=f"the report of run {summary.run_id}",
-    )
+    manifest = summary.manifest
+    lines = [
+        f"# Report of run `{summary.run_id}` (panel **{manifest.panel}**): {summary.status}",
+        "",
+        f"The HTML report is kept at `{summary.report}`: open it on the machine that holds "
+        "the store (`roadeval report " + summary.run_id + " --out PATH` copies it anywhere). "
+        "For a link here, serve the store's `reports/` folder and set `report_url:` in the "
+        "panel to its address.",
+        "",
+        leaderboards_markdown(summary.metrics, manifest, summary.pairs),
+    ]
+    return "\n".join(lines)
+
+
+def publish_report(summary: RunSummary, redact: Redactor | None = None) -> UUID | None:
+    """The artifact that leads to a finished run's report: a link where the run has one that a
+    browser opens (`summary.report_url`, http(s): the panel's `report_url`, or presigned on
+    S3), else markdown with its leaderboards and the report's path (`report_markdown`); None
+    for a run without a report."""
+    from prefect.artifacts import create_link_artifact, create_markdown_artifact
+
+    key = artifact_key("report", summary.manifest.panel)
+    if summary.report_url is not None:
+        made = create_link_artifact(
+            link=summary.report_url,
+            link_text=f"report of run {summary.run_id}",
+            key=key,
+            description=f"the HTML report of run {summary.run_id} ({summary.status})",
+        )
+    elif summary.report is not None:
+        redact = redact or Redactor.from_environment()
+        made = create_markdown_artifact(
+            markdown=redact.text(report_markdown(summary)),
+            key=key,
+            description=f"the leaderboards of run {summary.run_id}; its report's path",
+        )
+    else:
+        return None
     return cast(UUID, made)

@@ -55,6 +55,8 @@ def _evaluate(
     if budget_usd is not None:
         loaded = with_budget_usd(loaded, budget_usd, "budget_usd")
     summary = run_in_flow(loaded, store, dry_run=dry_run, against=against, report=report)
+    if not isinstance(summary, RunSummary):
+        return summary  # cancelled: the flow run ends Cancelled
     result = outcome(summary)
     if summary.n_errors:
         # As `roadeval run` exits 1: the run finished and landed, but some answers are errors.

@@ -10,12 +10,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from roadeval.flows.prefect.panel_deployments import TAG, PanelDeployment
 
 PROCESS_POOL = "process"
+# How often the process serving deployments asks the server for their runs (at most: a faster
+# PREFECT_RUNNER_POLL_FREQUENCY wins). Each ask is the deployments' `last_polled` on the
+# server, which `--list` reads as that process's heartbeat.
+SERVE_POLL_S = 2.0
+# A served deployment not polled for this long is served by nobody any more: five polls
+# missed, so a busy moment of the serving process is not taken for its end.
+SERVED_STALE_S = 10.0
 
 
 class DeployError(ValueError):
@@ -58,8 +65,19 @@ def serve(specs: Sequence[PanelDeployment]) -> None:
     """Register `specs` and run their flow runs from this process until it is stopped (Ctrl-C
     or SIGTERM); their schedules are paused then, as nobody runs them any more."""
     from prefect import serve as prefect_serve
+    from prefect.settings import PREFECT_RUNNER_POLL_FREQUENCY
 
-    prefect_serve(*runner_deployments(specs))
+    poll_s = min(float(PREFECT_RUNNER_POLL_FREQUENCY.value()), SERVE_POLL_S)
+    prefect_serve(*runner_deployments(specs), query_seconds=poll_s)
+
+
+def served_now(last_polled: datetime | None, now: datetime) -> bool:
+    """Whether a process still serves a deployment last polled at `last_polled` (None: never):
+    it polls every `SERVE_POLL_S`, so a poll older than `SERVED_STALE_S` means it has ended,
+    however it ended (Ctrl-C, SIGTERM, killed, its machine gone). The server's own READY
+    status says nothing sooner: it turns NOT_READY a minute later, and only where the
+    server runs its foreman service."""
+    return last_polled is not None and (now - last_polled).total_seconds() <= SERVED_STALE_S
 
 
 def _process_pool(client: Any, name: str) -> bool:
@@ -109,6 +127,9 @@ class Registered:
     runs_on: str
     parameters: dict[str, Any]
     next_run: datetime | None
+    # When a process serving it or a worker of its pool last asked for its runs (None: never).
+    last_polled: datetime | None = None
+    work_pool: str | None = None
 
 
 def _schedule_text(schedule: Any) -> str:
@@ -119,6 +140,18 @@ def _schedule_text(schedule: Any) -> str:
     if schedule.slug:
         text += f" [{schedule.slug}]"
     return text if schedule.active else f"{text}, inactive"
+
+
+def _runs_on(pool: str | None, last_polled: datetime | None, now: datetime) -> str:
+    """Where a deployment's runs run: its work pool, or the process serving it while one does
+    (`served_now`), else when one last did."""
+    if pool:
+        return f"work pool {pool}"
+    if served_now(last_polled, now):
+        return "served"
+    if last_polled is None:
+        return "not served (never polled)"
+    return f"not served since {last_polled.astimezone(UTC).isoformat(timespec='seconds')}"
 
 
 def registered() -> list[Registered]:
@@ -139,6 +172,7 @@ def registered() -> list[Registered]:
     from prefect.client.schemas.sorting import FlowRunSort
 
     found: list[Registered] = []
+    now = datetime.now(UTC)
     with get_client(sync_client=True) as client:
         deployments = client.read_deployments(
             deployment_filter=DeploymentFilter(tags=DeploymentFilterTags(all_=[TAG]))
@@ -164,9 +198,11 @@ def registered() -> list[Registered]:
                     schedules=[_schedule_text(s) for s in d.schedules],
                     paused=bool(d.paused),
                     status=str(getattr(d.status, "value", d.status) or ""),
-                    runs_on=f"work pool {d.work_pool_name}" if d.work_pool_name else "served",
+                    runs_on=_runs_on(d.work_pool_name, d.last_polled, now),
                     parameters=dict(d.parameters),
                     next_run=runs[0].expected_start_time if runs else None,
+                    last_polled=d.last_polled,
+                    work_pool=d.work_pool_name or None,
                 )
             )
     return sorted(found, key=lambda r: r.name)

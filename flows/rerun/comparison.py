@@ -81,7 +81,11 @@ def metric_deltas_against(
     if baseline is None:
         return []
     key = part_key("metrics", f"{baseline.run_id}-metrics")
-    old = read_rows(store, "metrics", [key]) if store.exists(key) else []
+    try:
+        # Read, not looked up first: a baseline lands its metrics part (one request, not two).
+        old = read_rows(store, "metrics", [key])
+    except FileNotFoundError:
+        old = []  # a baseline that landed no metrics: no deltas
     return metric_deltas(run_id, baseline.run_id, old, metrics, pairs)
 
 

@@ -83,7 +83,12 @@ class RunLog:
         )
 
     def stopped(self, run_id: str, status: str, message: str, totals: Totals) -> None:
-        self.logger.warning(
+        from roadeval.storage.records import RunStatus
+
+        # Interrupted is what someone asked for (Ctrl-C, a cancel): told, not warned about.
+        level = logging.INFO if status == RunStatus.INTERRUPTED else logging.WARNING
+        self.logger.log(
+            level,
             "run %s stopped, recorded %s: %s; %s, %d left",
             run_id,
             status,

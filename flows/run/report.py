@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from contextlib import suppress
 
+from roadeval.flows.panel.file import Panel
 from roadeval.flows.run.log import run_logger
 from roadeval.flows.run.quick_exit import armed
 from roadeval.flows.run.summary import RunSummary
@@ -15,6 +16,10 @@ from roadeval.flows.stages.orchestration import Orchestrator
 from roadeval.flows.stages.report import BUILD_REPORT
 from roadeval.storage.records import RunStatus
 from roadeval.storage.store import Store
+
+# How long a presigned link to a report opens it: 7 days, the longest S3's signatures allow,
+# so a weekly run's link works until the next run's.
+LINK_EXPIRES_S = 7 * 24 * 3600
 
 
 def prepare_report() -> None:
@@ -26,12 +31,27 @@ def prepare_report() -> None:
         start_helpers()
 
 
-def keep_report(summary: RunSummary, store: Store, orchestrator: Orchestrator, panel: str) -> None:
+def keep_report(
+    summary: RunSummary, store: Store, orchestrator: Orchestrator, panel: Panel
+) -> None:
     """Build the report of a finished run (a stage, a Prefect task under Prefect) and note in
-    `summary` where it is, or why it is not; then the store's site pages (`keep_site`)."""
+    `summary` where it is and the link that opens it, or why it is not; then the store's site
+    pages (`keep_site`)."""
     if summary.status == RunStatus.FINISHED:
-        _keep_run_report(summary, store, orchestrator)
-    keep_site(summary, store, orchestrator, panel)
+        _keep_run_report(summary, store, orchestrator, panel.report_url)
+    keep_site(summary, store, orchestrator, panel.name)
+
+
+def report_link(store: Store, key: str, report_url: str | None) -> str | None:
+    """The http(s) address that opens the report kept at `key`: under the panel's
+    `report_url` (where the store's reports/ folder is served), else a link the store signs
+    (S3: presigned for `LINK_EXPIRES_S`); None for a folder store without one (no link a
+    browser would follow: a file:// link in the Prefect UI opens nothing)."""
+    from roadeval.tasks.report.build import REPORTS
+
+    if report_url is not None:
+        return f"{report_url.rstrip('/')}/{key.removeprefix(REPORTS)}"
+    return store.link(key, LINK_EXPIRES_S, "text/html; charset=utf-8")
 
 
 def keep_site(summary: RunSummary, store: Store, orchestrator: Orchestrator, panel: str) -> None:
@@ -58,7 +78,9 @@ def keep_site(summary: RunSummary, store: Store, orchestrator: Orchestrator, pan
         )
 
 
-def _keep_run_report(summary: RunSummary, store: Store, orchestrator: Orchestrator) -> None:
+def _keep_run_report(
+    summary: RunSummary, store: Store, orchestrator: Orchestrator, report_url: str | None
+) -> None:
     try:
         # A helper process for the figures only in the command's own process (see `drawings`).
         built = orchestrator.call(BUILD_REPORT, store, summary.run_id, armed())
@@ -69,5 +91,14 @@ def _keep_run_report(summary: RunSummary, store: Store, orchestrator: Orchestrat
         )
         return
     summary.report = built.location
-    summary.report_url = built.url
+    try:
+        summary.report_url = report_link(store, built.key, report_url)
+    except Exception as exc:
+        # The report is kept; only the link to it is missing (the store's path stands in).
+        run_logger(orchestrator).warning(
+            "run %s: no link to its report could be made: %s: %s",
+            summary.run_id,
+            type(exc).__name__,
+            exc,
+        )
     run_logger(orchestrator).info("run %s: report %s", summary.run_id, built.location)

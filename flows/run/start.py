@@ -36,12 +36,13 @@ def run_panel(
     panel = with_reuse_for(panel, rescore=rescore)
     started = datetime.now(UTC)
     run_id = started.strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:8]
+    orchestrator.name_run(panel.name, run_id)
     store = check_before_run(panel, store_uri)
     # Before anything is loaded or asked: a baseline that cannot be one is bad input.
     baseline = find_baseline(store, panel, against)
     # A resume (the same command after a run that did not finish) keeps that run's horizon.
     horizon = horizon_of(store, panel.name, run_id, started)
-    loaded = [orchestrator.call(LOAD_SUITE, panel, i) for i in range(len(panel.suites))]
+    loaded = [orchestrator.call(LOAD_SUITE, panel, entry) for entry in panel.suites]
     # The gateway (LiteLLM) only now: the CLI has been importing it in the background meanwhile.
     from roadeval.flows.run.execute import execute_run
 
@@ -59,5 +60,5 @@ def run_panel(
         horizon=horizon,
     )
     if report:
-        keep_report(summary, store, orchestrator, panel.name)
+        keep_report(summary, store, orchestrator, panel)
     return summary

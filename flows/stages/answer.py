@@ -36,11 +36,25 @@ def answer_shard(
     return run_shard(plan, store, judge, remote)
 
 
-# Prefect's task name and task-run name (a template over the stage's parameters).
+def cut_off(result: ShardResult) -> str | None:
+    """Why a shard's answering was cut short by the run's stop: its items left for a resumed
+    run (interrupted mid-request, or never asked); None when it ran whole."""
+    left = result.counts["interrupted"] + result.counts["not_run"]
+    if not left:
+        return None
+    return (
+        f"the run stopped: {left} of {result.counts['items']} items of shard {result.shard} "
+        "left unanswered (a resumed run asks them)"
+    )
+
+
+# Prefect's task name and task-run name (a template over the stage's parameters); a shard the
+# run's stop cut short ends its task run Cancelled.
 ANSWER_SHARD = Stage(
     "answer-shard",
     answer_shard,
-    "{plan.shard.suite.name}/{plan.shard.client.spec.label}/{plan.shard.index}",
+    "answer/{plan.shard.suite.name}/{plan.shard.client.spec.label}/chunk {plan.shard.index}",
+    cut_off,
 )
 
 

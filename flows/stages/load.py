@@ -89,9 +89,5 @@ def load_entry(panel: Panel, entry: SuiteEntry) -> LoadedSuite:
     )
 
 
-def load_suite(panel: Panel, index: int) -> LoadedSuite:
-    return load_entry(panel, panel.suites[index])
-
-
-# The name is Prefect's task name (`flows.prefect.flow`).
-LOAD_SUITE = Stage("load-suite", load_suite)
+# Prefect's task name and task-run name (a template over the stage's parameters).
+LOAD_SUITE = Stage("load-suite", load_entry, "load/{entry.name}")

@@ -37,6 +37,9 @@ class Stage(Generic[T]):
     fn: Callable[..., T]
     # A Prefect task-run name template over the function's parameters, e.g. "plan/{shard.index}".
     run_name: str | None = None
+    # Why a result of the stage was cut short by the run's stop (None: it ran whole), for
+    # Prefect to end its task run Cancelled rather than Completed; None: never cut short.
+    cut_off: Callable[[T], str | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,11 @@ class Orchestrator(Protocol):
     def submit(self, stage: Stage[T], *args: Any) -> StageFuture[T]: ...
 
     def as_completed(self, submitted: Sequence[StageFuture[T]]) -> Iterator[StageFuture[T]]: ...
+
+    def name_run(self, panel: str, run_id: str) -> None:
+        """Name what the orchestrator shows of the run (Prefect: its flow run) after its panel
+        and run id, once the run has its id."""
+        ...
 
     def run_logger(self) -> Logger | None:
         """Where the run's own lines go when the orchestrator has a log of them (Prefect's flow
@@ -118,6 +126,9 @@ class InlineOrchestrator:
                 raise TypeError(f"not a future of this orchestrator: {future!r}")
             pending.append(future)
         yield from futures.as_completed(pending)
+
+    def name_run(self, panel: str, run_id: str) -> None:
+        """An inline run shows nowhere but in the store, named by its id already."""
 
     def run_logger(self) -> Logger | None:
         return None

@@ -203,7 +203,9 @@ def plan_shard(
 
 # Prefect's task name and task-run name (a template over the stage's parameters).
 PLAN_SHARD = Stage(
-    "plan-shard", plan_shard, "plan/{shard.suite.name}/{shard.client.spec.label}/{shard.index}"
+    "plan-shard",
+    plan_shard,
+    "plan/{shard.suite.name}/{shard.client.spec.label}/chunk {shard.index}",
 )
 
 

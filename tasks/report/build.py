@@ -26,13 +26,6 @@ class BuiltReport:
     out: Path | None
     size: int
 
-    @property
-    def url(self) -> str:
-        """The report's address for a link: file:// for a folder store, else its URI."""
-        if "://" in self.location:
-            return self.location
-        return Path(self.location).resolve().as_uri()
-
 
 def build_report(
     store: Store,

@@ -169,13 +169,11 @@ def _cell_text(
 HEALTH_COLUMNS = tuple((name, COUNT_HEADINGS[name]) for name in ("unparsed", "abnormal", "errors"))
 
 
-def board_table(
-    board: Board, rules: SuiteRules, title: str, width: int, legend: Sequence[str] = ()
-) -> Table:
-    """A board as a table at most `width` wide: model (whole), its headline values (each
-    with its rank in the column and its interval where computed), and beside them the items
-    whose answers were not read, read by a fallback, or errors; under it `legend` and the
-    columns that did not fit. Values wrap between numbers, never inside one."""
+def board_columns(board: Board, rules: SuiteRules) -> list[FitColumn]:
+    """A board's columns as every text rendering shows them: model (whole, a baseline
+    marked), its headline values (each with its rank in the column and its interval where
+    computed), and beside them the items whose answers were not read, read by a fallback, or
+    errors."""
     places = column_decimals(board)
     names = tuple(row.model + ("\n(baseline)" if row.baseline else "") for row in board.rows)
     columns = [FitColumn("model", names, whole=True, kept=True)]
@@ -191,7 +189,16 @@ def board_table(
                 for row in board.rows
             )
             columns.append(FitColumn(heading, tuple(cells), numeric=True))
-    return captioned(fitted_table(columns, width, title, edge=True), width, legend)
+    return columns
+
+
+def board_table(
+    board: Board, rules: SuiteRules, title: str, width: int, legend: Sequence[str] = ()
+) -> Table:
+    """A board as a table at most `width` wide (`board_columns`); under it `legend` and the
+    columns that did not fit. Values wrap between numbers, never inside one."""
+    table = fitted_table(board_columns(board, rules), width, title, edge=True)
+    return captioned(table, width, legend)
 
 
 def board_legend(board: Board) -> list[str]:
@@ -219,6 +226,18 @@ def _ties_caption(boards: Leaderboards) -> str | None:
     )
 
 
+def lead_legend(boards: Leaderboards, intervals: IntervalsRecord | None) -> list[str]:
+    """The lines under a suite's leaderboard: each column and which way is better, how rows
+    are ordered, what its intervals are (the manifest's `intervals`), and the models the
+    ranking cannot tell apart."""
+    lines = [
+        *board_legend(boards.lead),
+        interval_legend(intervals, boards.suite),
+        _ties_caption(boards),
+    ]
+    return [line for line in lines if line]
+
+
 def leaderboard_tables(
     found: Sequence[Leaderboards],
     rules: SuiteRules,
@@ -231,12 +250,7 @@ def leaderboard_tables(
     are (from `intervals`, the manifest's record); with `detail`, its per-task headlines too."""
     tables: list[Table] = []
     for boards in found:
-        lines = [
-            *board_legend(boards.lead),
-            interval_legend(intervals, boards.suite),
-            _ties_caption(boards),
-        ]
-        legend = [line for line in lines if line]
+        legend = lead_legend(boards, intervals)
         tables.append(
             board_table(boards.lead, rules, f"{boards.suite}: leaderboard", width, legend)
         )

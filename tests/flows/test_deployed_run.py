@@ -156,7 +156,7 @@ def test_a_served_deployment_runs_a_rerun_that_shows_in_prefect(
             artifact_filter=ArtifactFilter(flow_run_id=ArtifactFilterFlowRunId(any_=[flow_run.id]))
         )
     # Task runs by suite, model and chunk.
-    assert {"trip/random/0", "trip/always-a/1", "render/trip"} <= tasks
+    assert {"answer/trip/random/chunk 0", "answer/trip/always-a/chunk 1", "render/trip"} <= tasks
     kinds = {a.key: a for a in artifacts}
     panel_key = yaml.safe_load(panel.read_text())["name"]
     table = kinds[f"leaderboard-{panel_key}-trip"]

@@ -106,3 +106,32 @@ def test_the_console_filter_keeps_prefect_run_lines_off_the_terminal_only() -> N
     record = logging.LogRecord("prefect.flow_runs", logging.INFO, "", 0, "x", None, None)
     other = logging.LogRecord("roadeval.tasks", logging.WARNING, "", 0, "x", None, None)
     assert not _NotFromRuns().filter(record) and _NotFromRuns().filter(other)
+
+
+def test_a_table_in_markdown_keeps_names_and_cells_as_written() -> None:
+    from roadeval.tasks.results.board_markdown import markdown_table
+    from roadeval.tasks.results.fitting import FitColumn
+
+    columns = [
+        FitColumn("model", ("a|b <i>x</i>", "plain"), whole=True),
+        FitColumn("accuracy ↑", ("0.50 #1\n[0.40, 0.60]", "—"), numeric=True),
+    ]
+    assert markdown_table(columns) == [
+        "| model | accuracy ↑ |",
+        "|---|---:|",
+        # A pipe would split the cell and a tag would be read as HTML; an interval's line
+        # joins its value's.
+        "| a\\|b \\<i\\>x\\</i\\> | 0.50 \\#1 \\[0.40, 0.60\\] |",
+        "| plain | — |",
+    ]
+
+
+def test_a_served_deployment_is_served_while_its_polls_are_fresh() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from roadeval.flows.prefect.deployments import SERVED_STALE_S, served_now
+
+    now = datetime(2026, 12, 7, 21, 0, tzinfo=UTC)
+    assert served_now(now - timedelta(seconds=SERVED_STALE_S), now)
+    assert not served_now(now - timedelta(seconds=SERVED_STALE_S + 1), now)
+    assert not served_now(None, now)

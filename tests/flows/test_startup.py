@@ -111,9 +111,9 @@ def test_prefect_flag_runs_the_flow(
     assert result.exit_code == 0, result.output
     assert query_csv(store, "select orchestrator, status from runs")[1:] == ["prefect,finished"]
     # The stages ran as Prefect task runs of the flow, under their usual names.
-    [planned] = _task_runs_named(prefect_server.api_url, f"plan/trip/{label}/0")
+    [planned] = _task_runs_named(prefect_server.api_url, f"plan/trip/{label}/chunk 0")
     assert planned["state_type"] == "COMPLETED"
-    assert _task_runs_named(prefect_server.api_url, f"trip/{label}/0")
+    assert _task_runs_named(prefect_server.api_url, f"answer/trip/{label}/chunk 0")
 
 
 def test_prefect_is_chosen_when_configured_or_asked(

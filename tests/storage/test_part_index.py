@@ -12,6 +12,7 @@ import pytest
 from roadeval.storage import part_index
 from roadeval.storage.compaction import compact_run
 from roadeval.storage.landing import LANDINGS, Part, land, listed_parts, visible_parts
+from roadeval.storage.listing import Listing
 from roadeval.storage.part_index import (
     LOG,
     SEGMENTS,
@@ -51,12 +52,19 @@ def test_every_landing_is_visible_through_a_few_objects(tmp_path: Path) -> None:
     total = 2 * SNAPSHOT + 3 * SEGMENT + 5
     for n in range(total):
         _land(store, n)
+    PartIndex._bases.pop(store.uri)  # as a new process knows no snapshot yet
     view = PartIndex(store).load()
     assert view is not None
     assert view.keys("scores") == listed_parts(store)["scores"]
     assert len(view.keys("scores")) == total
     # Three listings, the newest snapshot, three segments and five entries.
     assert view.requests == 3 + 1 + 3 + 5
+    # A process that has seen a snapshot lists once after it: its entries after the snapshot,
+    # then every segment and snapshot (a later one too: its writer folded entries it listed).
+    PartIndex._bases[store.uri] = SNAPSHOT
+    again = PartIndex(store).load()
+    assert again is not None and again.keys("scores") == view.keys("scores")
+    assert again.requests == 1 + 1 + 3 + 5 and again.base == 2 * SNAPSHOT
     # The snapshot before the newest and the segments it folded are retired; the newest's
     # are kept for readers that listed before it; entries all stay.
     snapshots = [part_index._number_of(k) for k in _index_keys(store, SNAPSHOTS)]
@@ -110,6 +118,72 @@ def test_writers_at_once_take_dense_numbers_and_lose_nothing(tmp_path: Path) -> 
     view = PartIndex(store).load()
     assert view is not None and len(view.keys("scores")) == 240
     assert view.keys("scores") == listed_parts(store)["scores"]
+
+
+class CountingCreates(LocalStore):
+    """A folder that counts the conditional creates it refused (a 412 each on S3)."""
+
+    refused = 0
+    _count = threading.Lock()
+
+    def create(self, key: str, data: bytes) -> bool:
+        taken = super().create(key, data)
+        if not taken:
+            with self._count:
+                CountingCreates.refused += 1
+        return taken
+
+
+def test_threads_of_one_process_take_numbers_in_turn_not_by_refused_creates(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(CountingCreates, "refused", 0)
+    start = threading.Barrier(8)
+
+    def writer(w: int) -> None:
+        start.wait()
+        for n in range(10):
+            _land(CountingCreates(tmp_path), n, model=f"m{w}")
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    numbers = sorted(part_index._number_of(k) for k in LocalStore(tmp_path).list(LOG))
+    assert numbers == list(range(1, 81))
+    assert CountingCreates.refused == 0
+
+
+class CountingLists(LocalStore):
+    """A folder that counts its listings (a LIST request each on S3)."""
+
+    lists = 0
+
+    def list_entries(
+        self, prefix: str, start_after: str | None = None, limit: int | None = None
+    ) -> Listing:
+        CountingLists.lists += 1
+        return super().list_entries(prefix, start_after, limit)
+
+    def list(self, prefix: str) -> list[str]:
+        CountingLists.lists += 1
+        return super().list(prefix)
+
+
+def test_a_process_that_loaded_the_index_lands_without_listing_it_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for n in range(3):
+        _land(LocalStore(tmp_path), n)
+    PartIndex._next.pop(LocalStore(tmp_path).uri)  # as a new process (a rerun) knows no number
+    store = CountingLists(tmp_path)
+    assert PartIndex(store).load() is not None
+    monkeypatch.setattr(CountingLists, "lists", 0)
+    _land(store, 3)
+    assert CountingLists.lists == 0
+    numbers = sorted(part_index._number_of(k) for k in store.list(LOG))
+    assert numbers == [1, 2, 3, 4]
 
 
 def test_another_process_starts_from_the_top(tmp_path: Path) -> None:
