@@ -18,6 +18,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -130,6 +131,30 @@ def _runs_name_their_orchestrator() -> Iterator[None]:
         problems.append(f"PREFECT_API_URL was {before!r} before the test and {after!r} after it")
     if problems:
         pytest.fail("\n".join(problems), pytrace=False)
+
+
+# What a terminal's size is read from (rich reads COLUMNS as a terminal's width).
+_TERMINAL_SIZE = ("COLUMNS", "LINES")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """An xdist worker about to start (on the controller): the terminal size the session was
+    started with goes with it (see `_terminal_size_as_started`)."""
+    node.workerinput["terminal_size"] = {k: os.environ.get(k) for k in _TERMINAL_SIZE}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _terminal_size_as_started(request: pytest.FixtureRequest) -> None:
+    """On an xdist worker, COLUMNS and LINES as the session was started with: a worker starts
+    with COLUMNS=80 LINES=24 set where the command had neither, and the CLI's tables (200
+    columns wide when piped) then wrapped at 80, failing the tests that read them."""
+    started = getattr(request.config, "workerinput", {}).get("terminal_size")
+    for key, value in (started or {}).items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
 
 
 @pytest.fixture(scope="session", autouse=True)
