@@ -431,6 +431,13 @@ class RunEventRow:
     # Why heavy items were scored on `scoring_engine` (the manifest's `engines.scoring.reason`;
     # None in rows landed before it was kept).
     scoring_reason: str | None = None
+    # Where answer shards ran (local, or ray: the nodes of the cluster at `answering_address`),
+    # the nodes that landed shards, and the requests each sent (`node=calls, ...`); the
+    # manifest's `engines.answering` (None in rows landed before it was kept).
+    answering_engine: str | None = None
+    answering_address: str | None = None
+    answering_nodes: int | None = None
+    answering_calls_per_node: str | None = None
 
 
 @table("changes")
@@ -506,7 +513,9 @@ class ComparisonRow:
     (its baseline), over the items both scored with unchanged inputs (same id, same content):
     `difference` = new - baseline there, its 95% interval from a paired bootstrap over those
     items (whole clusters where they share a scene), `significant` when it leaves out 0;
-    `regressed` and `improved`: the items whose scores moved the worse and the better way."""
+    `regressed` and `improved`: the items whose scores moved the worse and the better way;
+    `p_value`, the bootstrap's two-sided p-value of the difference (None in rows landed before
+    it was kept), which a panel's history corrects for the many rows of one comparison."""
 
     run_id: str
     baseline_run_id: str
@@ -524,6 +533,7 @@ class ComparisonRow:
     regressed: int
     improved: int
     clusters: int | None = None
+    p_value: float | None = None
     variant: str = field(default="", kw_only=True)
 
 

@@ -230,6 +230,24 @@ def external_clusters(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Exte
 
 
 @pytest.fixture(scope="session")
+def answering_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[clusters.RayCluster]:
+    """A Ray head and a worker node with one CPU each (`ray start` twice), where a run answers
+    its shards; the worker node hides the session's folder (see support.clusters) and may be
+    killed and restarted by a test. Needs the loopback-only namespace (skipped outside it)."""
+    if not clusters.loopback_only():
+        pytest.skip("Ray clusters start only in a loopback-only network namespace (.ci/run)")
+    if not clusters.can_hide():
+        pytest.skip("workers that hide the session's folder need root (unshare -m)")
+    root = tmp_path_factory.mktemp("answering-cluster")
+    hidden = tmp_path_factory.getbasetemp()
+    cluster = clusters.RayCluster.start(root, cpus=1, hiding=hidden, head_cpus=1)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(scope="session")
 def model_server() -> Iterator[ModelServer]:
     server = ModelServer().start()
     yield server

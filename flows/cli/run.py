@@ -44,6 +44,8 @@ class _Overrides:
     rescore: bool = False
     # Build a finished run's HTML report at its end.
     report: bool = True
+    # Answer shards on the nodes of this Ray cluster.
+    answer_ray_address: str | None = None
 
 
 def _run_panel(panel_path: Path, overrides: _Overrides) -> None:
@@ -66,6 +68,7 @@ def _checked_panel(panel_path: Path, overrides: _Overrides) -> Panel:
     from roadeval.flows.panel.file import (
         PanelError,
         load_panel,
+        with_answer_ray_address,
         with_bad_item_policy,
         with_budget_usd,
         with_dask_address,
@@ -83,6 +86,8 @@ def _checked_panel(panel_path: Path, overrides: _Overrides) -> Panel:
             panel = with_ray_address(panel, overrides.ray_address)
         if overrides.dask_address is not None:
             panel = with_dask_address(panel, overrides.dask_address)
+        if overrides.answer_ray_address is not None:
+            panel = with_answer_ray_address(panel, overrides.answer_ray_address)
         if overrides.budget_usd is not None:
             panel = with_budget_usd(panel, overrides.budget_usd)
         if overrides.processes is not None:
@@ -160,9 +165,10 @@ def _run_panel_once(panel_path: Path, overrides: _Overrides) -> None:
         cool_server()
         raise
     one_process = panel.processes is not None and panel.processes < 2
-    if warmed and (one_process or all(spec.is_baseline for spec in panel.models)):
-        # The panel answers in this process alone (the offline baselines always are): the
-        # server would import LiteLLM, and hold it in memory, for nothing.
+    on_ray = panel.answering.engine == "ray"
+    if warmed and (one_process or on_ray or all(spec.is_baseline for spec in panel.models)):
+        # The panel answers in this process alone (the offline baselines always are), or on
+        # a Ray cluster's nodes: the server would import LiteLLM, and hold it, for nothing.
         cool_server()
     try:
         kind = choose(overrides.prefect)
@@ -217,6 +223,13 @@ OnBadItemOption = Annotated[
 RayAddressOption = Annotated[
     str | None,
     typer.Option(help="score heavy items on this existing Ray cluster (overrides the panel)"),
+]
+AnswerRayAddressOption = Annotated[
+    str | None,
+    typer.Option(
+        help="answer shards on the nodes of this existing Ray cluster (overrides the panel's "
+        "answering); needs an s3:// store the nodes reach. Limits and budget hold over all"
+    ),
 ]
 DaskAddressOption = Annotated[
     str | None,
@@ -283,6 +296,7 @@ def run(
     on_bad_item: OnBadItemOption = None,
     ray_address: RayAddressOption = None,
     dask_address: DaskAddressOption = None,
+    answer_ray_address: AnswerRayAddressOption = None,
     prefect: PrefectOption = False,
     processes: ProcessesOption = None,
     strict: StrictOption = False,
@@ -304,6 +318,7 @@ def run(
             strict=strict,
             against=against,
             report=not no_report,
+            answer_ray_address=answer_ray_address,
         ),
     )
 
@@ -361,6 +376,7 @@ def campaign(
     on_bad_item: OnBadItemOption = None,
     ray_address: RayAddressOption = None,
     dask_address: DaskAddressOption = None,
+    answer_ray_address: AnswerRayAddressOption = None,
     prefect: PrefectOption = False,
     processes: ProcessesOption = None,
     strict: StrictOption = False,
@@ -383,6 +399,7 @@ def campaign(
             strict=strict,
             against=against,
             report=not no_report,
+            answer_ray_address=answer_ray_address,
         ),
     )
 

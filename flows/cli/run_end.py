@@ -102,6 +102,7 @@ def print_finished(summary: RunSummary, strict: bool = False) -> None:
         )
     for line in _scorer_error_lines(summary):
         consoles.err.print(f"[yellow]warning: {line}[/yellow]")
+    print_alarms(summary)
     compaction = summary.manifest.compaction
     if compaction is not None and compaction.error is not None:
         consoles.err.print(
@@ -178,10 +179,20 @@ def _print_costs(summary: RunSummary) -> None:
     consoles.out.print(cost_table(lines, consoles.out.width))
 
 
+def print_alarms(summary: RunSummary) -> None:
+    """What the run's alarms did (`run.alarms`): sent, or a warning for each not taken."""
+    for line in summary.alarms:
+        if line.startswith("warning: "):
+            consoles.err.print(f"[yellow]{printable(line)}[/yellow]", soft_wrap=True)
+        else:
+            consoles.out.print(printable(line), soft_wrap=True)
+
+
 def end_stopped(stopped: RunStopped) -> NoReturn:
     """Report a run that stopped before its end, and exit with the stop's code."""
     from roadeval.tasks.calls.budget import OUT_OF_BUDGET
 
+    print_alarms(stopped.summary)
     status = stopped.reason.status
     if status == OUT_OF_BUDGET:
         _print_costs(stopped.summary)

@@ -19,6 +19,7 @@ from pydantic import (
 from roadeval.benchmarks.errors import BadItemPolicy, UnknownFieldPolicy
 from roadeval.benchmarks.loading import limit_option_problem
 from roadeval.bounds import Bound
+from roadeval.flows.panel.alerts import Alerts
 from roadeval.flows.panel.reading import PanelError, panel_data
 from roadeval.names import Name, quoted, refused_character
 from roadeval.storage.store import store_uri_problem
@@ -32,6 +33,7 @@ from roadeval.tasks.requests.freshness import (
 )
 from roadeval.tasks.requests.model_spec import JudgeSpec, ModelSpec, endpoint_problem
 from roadeval.tasks.results.intervals import IntervalSettings
+from roadeval.tasks.shard.answering_config import AnsweringConfig, AnsweringEngine
 from roadeval.tasks.shard.remote_scoring import (
     ScoringConfig,
     ScoringEngine,
@@ -122,6 +124,8 @@ class Panel(BaseModel):
     scoring: ScoringConfig = Field(default_factory=ScoringConfig)
     # Where drawing (point-cloud views) runs: Dask by default.
     render: RenderConfig = Field(default_factory=RenderConfig)
+    # Where answer shards run: this machine by default, or the nodes of a Ray cluster.
+    answering: AnsweringConfig = Field(default_factory=AnsweringConfig)
     # How long a stored answer of a model called over the network may be reused (a model's
     # own `reuse_for` wins; unset: the run's default, forever but for the scheduled deployment).
     reuse_for: ReuseFor | None = None
@@ -130,6 +134,8 @@ class Panel(BaseModel):
     ablations: list[str] = Field(default_factory=list)
     # The headline metrics' intervals and paired differences: resamples and seed.
     intervals: IntervalSettings = Field(default_factory=IntervalSettings)
+    # Where a run's alarms (drift, failed, crashed, budget_stopped) are POSTed as JSON.
+    alerts: Alerts | None = None
     # Where relative sources are resolved; set from the file's folder when loaded from a file.
     base_dir: str = "."
 
@@ -175,6 +181,12 @@ class Panel(BaseModel):
             raise ValueError(f"a suite may appear once per panel; repeated: {', '.join(repeated)}")
         return self
 
+    @model_validator(mode="after")
+    def _one_ray_cluster(self) -> Panel:
+        if (problem := two_ray_clusters(self)) is not None:
+            raise ValueError(problem)
+        return self
+
     @property
     def all_models(self) -> list[ModelSpec]:
         """Every model the run may call: those under test, and the judge."""
@@ -184,6 +196,18 @@ class Panel(BaseModel):
         assert entry.source is not None
         path = Path(entry.source).expanduser()
         return path if path.is_absolute() else Path(self.base_dir) / path
+
+
+def two_ray_clusters(panel: Panel) -> str | None:
+    """Why the panel cannot run (answering and scoring on two Ray clusters: a process joins
+    one), or None."""
+    answering, scoring = panel.answering.address, panel.scoring.address
+    if answering is None or scoring is None or answering == scoring:
+        return None
+    return (
+        f"answering.address ({answering}) and scoring.address ({scoring}) name two Ray "
+        "clusters: a run joins one (give the same address, or drop one)"
+    )
 
 
 def report_url_problem(value: str) -> str | None:
@@ -313,9 +337,26 @@ def with_dask_address(panel: Panel, address: str) -> Panel:
     return panel.model_copy(update={"render": render})
 
 
+def with_answer_ray_address(panel: Panel, address: str) -> Panel:
+    """The same panel answering on the Ray cluster at `address` (the CLI's
+    --answer-ray-address)."""
+    if (problem := ray_address_problem(address)) is not None:
+        raise PanelError(f"--answer-ray-address: {problem}")
+    answering = panel.answering.model_copy(
+        update={"engine": AnsweringEngine.RAY, "address": address}
+    )
+    return _one_cluster(panel.model_copy(update={"answering": answering}), "--answer-ray-address")
+
+
+def _one_cluster(panel: Panel, flag: str) -> Panel:
+    if (problem := two_ray_clusters(panel)) is not None:
+        raise PanelError(f"{flag}: {problem}")
+    return panel
+
+
 def with_ray_address(panel: Panel, address: str) -> Panel:
     """The same panel scoring on the Ray cluster at `address` (the CLI's --ray-address)."""
     if (problem := ray_address_problem(address)) is not None:
         raise PanelError(f"--ray-address: {problem}")
     scoring = panel.scoring.model_copy(update={"engine": ScoringEngine.RAY, "address": address})
-    return panel.model_copy(update={"scoring": scoring})
+    return _one_cluster(panel.model_copy(update={"scoring": scoring}), "--ray-address")

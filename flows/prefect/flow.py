@@ -32,6 +32,7 @@ from roadeval.flows.run.summary import RunStopped, RunSummary
 from roadeval.flows.stages.answer import ANSWER_SHARD
 from roadeval.flows.stages.load import LOAD_SUITE
 from roadeval.flows.stages.orchestration import (
+    Announcement,
     FlowRunRef,
     Logger,
     OrchestratorKind,
@@ -141,6 +142,12 @@ class PrefectOrchestrator:
         if FlowRunContext.get() is None and TaskRunContext.get() is None:
             return None
         return get_run_logger()
+
+    def announce(self, announcement: Announcement) -> bool:
+        from roadeval.flows.prefect.events import emit
+
+        emit(announcement)
+        return True
 
     def close(self) -> None:
         """Prefect's task runner ends with the flow run."""

@@ -19,6 +19,7 @@ from roadeval.flows.panel.file import Panel
 from roadeval.flows.stages.orchestration import configured_api_url
 from roadeval.storage.store import LocalStore, S3Store, Store
 from roadeval.tasks.render.cluster import RenderEngine
+from roadeval.tasks.shard.answering_config import ANSWERING_SETTING
 from roadeval.tasks.shard.remote_scoring import RAY_CLIENT_SCHEME, ScoringEngine
 
 # How long a service may take to answer a check.
@@ -47,9 +48,28 @@ def check_engines(panel: Panel, store: Store) -> None:
             )
         host, port = host_and_port(address.removeprefix(RAY_CLIENT_SCHEME))
         listening("Ray cluster", address, "scoring.address, --ray-address", host, port)
+    check_answering_cluster(panel, store)
     url = configured_api_url()
     if url:
         check_prefect_api(url)
+
+
+def check_answering_cluster(panel: Panel, store: Store) -> None:
+    """Raise EngineUnreachable unless the Ray cluster answering the shards can land them: its
+    nodes write the store, which a folder here is not to them, and its head listens."""
+    answering = panel.answering
+    if not answering.on_cluster:
+        return
+    address = answering.address
+    assert address is not None
+    if isinstance(store, LocalStore):
+        raise EngineUnreachable(
+            f"Ray cluster {address} ({ANSWERING_SETTING}): its nodes land the answers in the "
+            f"store, and a folder on this machine ({store.uri}) is not theirs to write: use an "
+            "s3:// store the nodes reach (--store s3://bucket/prefix)"
+        )
+    host, port = host_and_port(address.removeprefix(RAY_CLIENT_SCHEME))
+    listening("Ray cluster", address, ANSWERING_SETTING, host, port)
 
 
 def check_dask_scheduler(address: str, setting: str) -> None:

@@ -23,7 +23,7 @@ from roadeval.flows.rerun.comparison import (
 )
 from roadeval.flows.run.collect import collect, failed
 from roadeval.flows.run.log import RunLog, run_logger
-from roadeval.flows.run.manifest import build_manifest
+from roadeval.flows.run.manifest import answering_record, build_manifest
 from roadeval.flows.run.parts import RunContext, RunEngines, RunInputs
 from roadeval.flows.run.progress import RunProgress
 from roadeval.flows.run.quick_exit import keep_until_exit
@@ -62,6 +62,8 @@ from roadeval.tasks.results.manifest import (
 )
 from roadeval.tasks.results.suite_tables import suite_table_parts
 from roadeval.tasks.results.uncertainty import run_intervals
+from roadeval.tasks.shard.answer_cluster import ClusterAnswering
+from roadeval.tasks.shard.answering_config import AnsweringEngine
 from roadeval.tasks.shard.plan import ShardPlan
 from roadeval.tasks.shard.remote_scoring import RemoteScoring, ScoringEngine
 from roadeval.tasks.shard.scoring_choice import HeavyWork, choose_scoring
@@ -123,22 +125,33 @@ def execute_run(
         if scoring.engine is ScoringEngine.RAY and not dry_run
         else None
     )
-    run = _Run(
-        context,
-        RunInputs(loaded, renders, shards, not_covered, baseline, reader, changes, blind),
-        RunEngines(stop, redact, budget, judge, remote, in_flight, scoring),
-        log=RunLog(run_logger(orchestrator)),
-    )
-    # The run's items, plans and baseline answers: not freed one by one when the command ends.
-    keep_until_exit(run)
     filters = install_log_redaction(redact)
+    answering: ClusterAnswering | None = None
     try:
+        if panel.answering.engine is AnsweringEngine.RAY and not dry_run and not rescore:
+            # Joined and checked before the run is recorded: a cluster that cannot answer is
+            # refused (ClusterRefused, exit 2) before the first call.
+            answering = ClusterAnswering(
+                panel.answering, store, run_id, stop, context.fresh_from, budget.capped
+            )
+            answering.start([*clients.values(), *([judge] if judge is not None else [])])
+        run = _Run(
+            context,
+            RunInputs(loaded, renders, shards, not_covered, baseline, reader, changes, blind),
+            RunEngines(stop, redact, budget, judge, remote, in_flight, scoring, answering),
+            log=RunLog(run_logger(orchestrator)),
+        )
+        # The run's items, plans and baseline answers: not freed one by one when the command
+        # ends.
+        keep_until_exit(run)
         with stop.on_signals():
             return run.execute()
     finally:
         remove_log_redaction(filters)
         if remote is not None:
             remote.close()
+        if answering is not None:
+            answering.close()
 
 
 @dataclass
@@ -162,8 +175,16 @@ class _Run:
     def manifest(self, results: list[ShardResult], ended: datetime | None) -> RunManifest:
         remote = self.engines.remote
         scored = remote.on_cluster if remote is not None else 0
+        answering = self.engines.answering
         return build_manifest(
-            self.context, self.inputs, results, ended, self.spread, self.engines.scoring, scored
+            self.context,
+            self.inputs,
+            results,
+            ended,
+            self.spread,
+            self.engines.scoring,
+            scored,
+            answering_record(answering) if answering is not None else None,
         )
 
     def summary(
@@ -300,7 +321,9 @@ class _Run:
             land_items(context.store, suite.suite.name, suite.items, suite.hash)
         # What changed since the baseline, landed before the first call.
         land_changes(context.run_id, context.store, inputs.changes)
-        progress = RunProgress(self._clients(), self.engines.budget)
+        answering = self.engines.answering
+        nodes = answering.calls_per_node if answering is not None else None
+        progress = RunProgress(self._clients(), self.engines.budget, nodes=nodes)
         with progress:
             if context.dry_run:
                 return self._plan_only(progress)
@@ -427,7 +450,7 @@ class _Run:
                         self.context.store,
                         self.engines.judge,
                         self.engines.remote,
-                        spread.workers_for(plan),
+                        self.engines.answering or spread.workers_for(plan),
                     )
             self.plans = [plans[n] for n in sorted(plans)]
             results, answer_failure = collect(

@@ -15,7 +15,13 @@ from roadeval.flows.run.parts import RunContext, RunInputs
 from roadeval.flows.stages.load import LoadedSuite
 from roadeval.flows.stages.orchestration import OrchestratorKind, configured_api_url
 from roadeval.tasks.requests.model_spec import redact_model
-from roadeval.tasks.results.engines import EngineRecord, EnginesRecord, bare_address
+from roadeval.tasks.results.engines import (
+    AnsweringRecord,
+    EngineRecord,
+    EnginesRecord,
+    NodeRecord,
+    bare_address,
+)
 from roadeval.tasks.results.left_out import skipped_groups
 from roadeval.tasks.results.manifest import (
     GenerationRecord,
@@ -27,6 +33,7 @@ from roadeval.tasks.results.manifest import (
     UnscoredMetric,
 )
 from roadeval.tasks.results.provenance import all_served, freshness_records, served_records
+from roadeval.tasks.shard.answer_cluster import ClusterAnswering
 from roadeval.tasks.shard.counts import COUNTS, new_counts
 from roadeval.tasks.shard.plan import Shard
 from roadeval.tasks.shard.scoring_choice import ScoringChoice
@@ -136,6 +143,7 @@ def build_manifest(
     answer_processes: int = 0,
     scoring: ScoringChoice | None = None,
     scored_on_cluster: int = 0,
+    answering: AnsweringRecord | None = None,
 ) -> RunManifest:
     """The run's manifest now: `results` are the shards answered so far (none at its start),
     `scoring` the engine chosen for heavy scoring (None: the panel's, as given), and
@@ -174,7 +182,7 @@ def build_manifest(
         else None,
         rescore=run.rescore,
         ablations=list(panel.ablations),
-        engines=engines_used(run, inputs.loaded, scoring, scored_on_cluster),
+        engines=engines_used(run, inputs.loaded, scoring, scored_on_cluster, answering),
         freshness=freshness_records(run.fresh_from, panel.models, panel.judge, counts, served),
         horizon=run.horizon or HorizonRecord(run_id=run.run_id, started_at=run.started),
         served=served_records(served),
@@ -182,7 +190,11 @@ def build_manifest(
 
 
 def engines_used(
-    run: RunContext, loaded: Sequence[LoadedSuite], chosen: ScoringChoice | None, scored: int
+    run: RunContext,
+    loaded: Sequence[LoadedSuite],
+    chosen: ScoringChoice | None,
+    scored: int,
+    answering: AnsweringRecord | None = None,
 ) -> EnginesRecord:
     """Where the run draws and scores (the panel's engines, the command line's addresses, the
     engine chosen for heavy scoring and why), how much went to each cluster, and the Prefect
@@ -203,7 +215,21 @@ def engines_used(
             on_cluster=scored,
             reason=reason,
         ),
+        answering=answering
+        or AnsweringRecord(
+            engine=str(run.panel.answering.engine),
+            address=bare_address(run.panel.answering.address),
+        ),
         prefect_api_url=bare_address(configured_api_url()) if prefect else None,
+    )
+
+
+def answering_record(answering: ClusterAnswering) -> AnsweringRecord:
+    """Where the run's shards were answered on a Ray cluster, and what each node answered."""
+    return AnsweringRecord(
+        engine=str(answering.config.engine),
+        address=bare_address(answering.config.address),
+        nodes=[NodeRecord(node=n.name, shards=n.shards, calls=n.calls) for n in answering.nodes],
     )
 
 

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from roadeval.tasks.calls.secrets import Redactor
     from roadeval.tasks.calls.stopping import InFlightAtStop, StopSignal
     from roadeval.tasks.render.stage import Renders
+    from roadeval.tasks.shard.answer_cluster import ClusterAnswering
     from roadeval.tasks.shard.plan import Shard
     from roadeval.tasks.shard.remote_scoring import RemoteScoring
     from roadeval.tasks.shard.scoring_choice import ScoringChoice
@@ -74,8 +75,8 @@ class RunInputs:
 
 @dataclass(frozen=True)
 class RunEngines:
-    """What the run calls with: its stop, redaction, budget, judge and scoring cluster, and
-    how many of its requests were in flight when it stopped."""
+    """What the run calls with: its stop, redaction, budget, judge, scoring and answering
+    clusters, and how many of its requests were in flight when it stopped."""
 
     stop: StopSignal
     redact: Redactor
@@ -85,3 +86,5 @@ class RunEngines:
     in_flight: InFlightAtStop
     # Which engine scores the heavy items, and why.
     scoring: ScoringChoice
+    # The Ray cluster answering the shards (None: this machine).
+    answering: ClusterAnswering | None = None

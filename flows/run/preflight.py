@@ -33,6 +33,8 @@ def check_before_run(panel: Panel, store_uri: str | None) -> Store:
         check_s3(store)
     store.probe_writable()
     missing = [message for spec in panel.all_models if (message := spec.missing_key)]
+    if panel.alerts is not None and (message := panel.alerts.missing_webhook):
+        missing.append(message)
     if missing:
         raise MissingKeyError("; ".join(missing))
     check_engines(panel, store)

@@ -1,6 +1,7 @@
 """The live display of a run on stderr: what stage it is at, and one line per model with its
 calls done and left, USD spent (against the budget when there is one), its current rate per
-minute and its 429s, read from each client's live counters (`tasks.calls.stats`).
+minute and its 429s, read from each client's live counters (`tasks.calls.stats`); answering on
+a cluster, the calls each node has made.
 
 Drawn only when stderr is a terminal (or ROADEVAL_PROGRESS=1 forces it; 0 turns it off), and
 transient: it is gone when the run ends, leaving the report.
@@ -11,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -64,6 +65,12 @@ def model_line(snapshot: StatsSnapshot, limit_usd: float | None) -> tuple[str, .
     )
 
 
+def nodes_line(calls: Mapping[str, int]) -> str:
+    """The answering cluster's calls so far, per node."""
+    each = ", ".join(f"{node} {n:,}" for node, n in sorted(calls.items()))
+    return f"calls per node ({len(calls)} nodes): {each or 'none yet'}"
+
+
 class RunProgress:
     """A context manager: while inside, the display redraws a few times a second."""
 
@@ -74,8 +81,11 @@ class RunProgress:
         *,
         console: Console | None = None,
         enabled: bool | None = None,
+        nodes: Callable[[], Mapping[str, int]] | None = None,
     ) -> None:
         self.clients = list(clients)
+        # Calls ended per node of the answering cluster so far (None: answered here).
+        self.nodes = nodes
         self.budget = budget
         # Forced on, the display is drawn as on a terminal (tests read it from captured stderr).
         self.console = console or Console(stderr=True, force_terminal=forced() or None)
@@ -105,7 +115,9 @@ class RunProgress:
             table.add_column(justify="right")
         for client in self.clients:
             table.add_row(*model_line(client.stats.snapshot(), limit))
-        return Group(head, table)
+        if self.nodes is None:
+            return Group(head, table)
+        return Group(head, table, Text(nodes_line(self.nodes())))
 
     def __enter__(self) -> RunProgress:
         if self.enabled:

@@ -19,6 +19,7 @@ from roadeval.storage.records import RUN_COUNT_COLUMNS, RunEventRow, RunStatus
 from roadeval.storage.store import Store
 from roadeval.storage.tables import manifest_key
 from roadeval.tasks.calls.secrets import Redactor
+from roadeval.tasks.results.engines import AnsweringRecord
 from roadeval.tasks.results.manifest import RunManifest
 
 
@@ -118,6 +119,10 @@ class EngineColumns(TypedDict, total=False):
     scoring_engine: str | None
     scoring_address: str | None
     scoring_reason: str | None
+    answering_engine: str | None
+    answering_address: str | None
+    answering_nodes: int | None
+    answering_calls_per_node: str | None
     prefect_api_url: str | None
 
 
@@ -132,5 +137,17 @@ def engine_columns(manifest: RunManifest) -> EngineColumns:
         scoring_engine=engines.scoring.engine,
         scoring_address=engines.scoring.address,
         scoring_reason=engines.scoring.reason,
+        **_answering_columns(engines.answering),
         prefect_api_url=engines.prefect_api_url,
+    )
+
+
+def _answering_columns(answering: AnsweringRecord | None) -> EngineColumns:
+    if answering is None:
+        return {}
+    return EngineColumns(
+        answering_engine=answering.engine,
+        answering_address=answering.address,
+        answering_nodes=answering.nodes_used,
+        answering_calls_per_node=answering.calls_text(),
     )

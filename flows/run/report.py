@@ -7,6 +7,7 @@ history`) builds it again."""
 from __future__ import annotations
 
 from contextlib import suppress
+from typing import TYPE_CHECKING
 
 from roadeval.flows.panel.file import Panel
 from roadeval.flows.run.log import run_logger
@@ -16,6 +17,9 @@ from roadeval.flows.stages.orchestration import Orchestrator
 from roadeval.flows.stages.report import BUILD_REPORT
 from roadeval.storage.records import RunStatus
 from roadeval.storage.store import Store
+
+if TYPE_CHECKING:
+    from roadeval.tasks.results.history import History
 
 # How long a presigned link to a report opens it: 7 days, the longest S3's signatures allow,
 # so a weekly run's link works until the next run's.
@@ -32,14 +36,18 @@ def prepare_report() -> None:
 
 
 def keep_report(
-    summary: RunSummary, store: Store, orchestrator: Orchestrator, panel: Panel
-) -> None:
+    summary: RunSummary,
+    store: Store,
+    orchestrator: Orchestrator,
+    panel: Panel,
+    history: History | None = None,
+) -> str | None:
     """Build the report of a finished run (a stage, a Prefect task under Prefect) and note in
     `summary` where it is and the link that opens it, or why it is not; then the store's site
-    pages (`keep_site`)."""
+    pages (`keep_site`), whose history page's location it returns."""
     if summary.status == RunStatus.FINISHED:
         _keep_run_report(summary, store, orchestrator, panel.report_url)
-    keep_site(summary, store, orchestrator, panel.name)
+    return keep_site(summary, store, orchestrator, panel.name, history)
 
 
 def report_link(store: Store, key: str, report_url: str | None) -> str | None:
@@ -54,20 +62,29 @@ def report_link(store: Store, key: str, report_url: str | None) -> str | None:
     return store.link(key, LINK_EXPIRES_S, "text/html; charset=utf-8")
 
 
-def keep_site(summary: RunSummary, store: Store, orchestrator: Orchestrator, panel: str) -> None:
+def keep_site(
+    summary: RunSummary,
+    store: Store,
+    orchestrator: Orchestrator,
+    panel: str,
+    history: History | None = None,
+) -> str | None:
     """At the end of every run, whatever its status and however it was started: the panel's
     history page (a finished run is a new point of it) and the store's index (every run is
-    listed, a failed one too). Both read corpus rows only, and a hand-started run changes a
-    panel's history as much as a scheduled one. Never fatal: `roadeval history` builds them
-    again."""
+    listed, a failed one too); the history page's location (None: not built). Both read
+    corpus rows only, and a hand-started run changes a panel's history as much as a scheduled
+    one. `history`: the panel's, when the run has read it already. Never fatal: `roadeval
+    history` builds them again."""
     from roadeval.tasks.report.history_page import build_history_page
     from roadeval.tasks.report.site_index import build_index
     from roadeval.tasks.results.history import HistoryError, panel_history
 
+    page: str | None = None
     try:
         # No finished run of the panel yet (HistoryError): no page of it to build.
         with suppress(HistoryError):
-            build_history_page(store, panel_history(store, panel))
+            found = history if history is not None else panel_history(store, panel)
+            page = store.location(build_history_page(store, found))
         build_index(store)
     except Exception as exc:
         run_logger(orchestrator).warning(
@@ -76,6 +93,7 @@ def keep_site(summary: RunSummary, store: Store, orchestrator: Orchestrator, pan
             type(exc).__name__,
             exc,
         )
+    return page
 
 
 def _keep_run_report(

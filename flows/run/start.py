@@ -5,16 +5,26 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from roadeval.environment import tune_collector_for_run
 from roadeval.flows.panel.file import Panel, with_reuse_for
 from roadeval.flows.rerun.baseline import find_baseline
 from roadeval.flows.rerun.continuation import horizon_of
+from roadeval.flows.run.alarms import announce_died, announce_drift, announce_stop
+from roadeval.flows.run.log import run_logger
 from roadeval.flows.run.preflight import check_before_run
 from roadeval.flows.run.report import keep_report
-from roadeval.flows.run.summary import RunSummary
+from roadeval.flows.run.summary import RunStopped, RunSummary
 from roadeval.flows.stages.load import LOAD_SUITE
 from roadeval.flows.stages.orchestration import Orchestrator
+from roadeval.storage.records import RunStatus
+from roadeval.storage.store import Store
+
+if TYPE_CHECKING:
+    from roadeval.tasks.results.history import History
+
+FINISHED = RunStatus.FINISHED
 
 
 def run_panel(
@@ -42,23 +52,53 @@ def run_panel(
     baseline = find_baseline(store, panel, against)
     # A resume (the same command after a run that did not finish) keeps that run's horizon.
     horizon = horizon_of(store, panel.name, run_id, started)
+    # The run it continues died: this run found it so, and says so once (`run.alarms`).
+    found_dead = announce_died(horizon, run_id, store, panel, orchestrator)
     loaded = [orchestrator.call(LOAD_SUITE, panel, entry) for entry in panel.suites]
     # The gateway (LiteLLM) only now: the CLI has been importing it in the background meanwhile.
     from roadeval.flows.run.execute import execute_run
 
-    summary = execute_run(
-        run_id,
-        started,
-        panel,
-        store,
-        loaded,
-        orchestrator,
-        dry_run,
-        baseline,
-        rescore,
-        report,
-        horizon=horizon,
-    )
-    if report:
-        keep_report(summary, store, orchestrator, panel)
+    try:
+        summary = execute_run(
+            run_id,
+            started,
+            panel,
+            store,
+            loaded,
+            orchestrator,
+            dry_run,
+            baseline,
+            rescore,
+            report,
+            horizon=horizon,
+        )
+    except RunStopped as stopped:
+        reason = stopped.reason
+        stopped.summary.alarms = found_dead + announce_stop(
+            stopped.summary, reason.status, reason.message, store, panel, orchestrator
+        )
+        raise
+    summary.alarms = found_dead
+    # The drift check: this run against the panel's finished runs before it (corpus rows and
+    # the comparisons the runs landed; about 0.1 s of CPU for a small panel).
+    history = _history(store, panel.name, orchestrator) if summary.status == FINISHED else None
+    page = keep_report(summary, store, orchestrator, panel, history) if report else None
+    # A rescore asked no model: a score it moved is the scorer's change, not the model's.
+    if history is not None and not rescore:
+        summary.alarms += announce_drift(summary, history.steps, store, panel, orchestrator, page)
     return summary
+
+
+def _history(store: Store, panel: str, orchestrator: Orchestrator) -> History | None:
+    """The panel's history with this run in it; None (a warning) when it cannot be read."""
+    from roadeval.tasks.results.history import panel_history
+
+    try:
+        return panel_history(store, panel)
+    except Exception as exc:
+        run_logger(orchestrator).warning(
+            "the panel's history could not be read for the drift check: %s: %s",
+            type(exc).__name__,
+            exc,
+        )
+        return None

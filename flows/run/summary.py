@@ -53,6 +53,8 @@ class RunSummary:
     report_error: str | None = None
     # The paired differences of the headline metrics (`metric_pairs`), as landed.
     pairs: list[MetricPairRow] = field(default_factory=list)
+    # What the run's alarms did (`run.alarms`): a line each, 'warning: ...' for one not taken.
+    alarms: list[str] = field(default_factory=list)
 
     @property
     def n_errors(self) -> int:

@@ -8,7 +8,7 @@ import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from roadeval.flows.stages.orchestration import Stage
 from roadeval.storage.store import Store
@@ -21,16 +21,25 @@ from roadeval.tasks.shard.stages import ShardResult, run_shard
 from roadeval.tasks.shard.worker_server import server_warmed
 
 
+class ShardRunner(Protocol):
+    """Where a shard may be answered other than here: the run's answer worker processes, or
+    the nodes of a Ray cluster."""
+
+    def can_take(self, plan: ShardPlan, remote: RemoteScoring | None) -> bool: ...
+
+    def run(self, plan: ShardPlan, store: Store, judge: ModelClient | None) -> ShardResult: ...
+
+
 def answer_shard(
     plan: ShardPlan,
     store: Store,
     judge: ModelClient | None,
     remote: RemoteScoring | None,
-    workers: StartingWorkers | None = None,
+    workers: ShardRunner | None = None,
 ) -> ShardResult:
-    """Answer one shard: in an answer worker process when the run spreads its calls and the
-    shard can go (see `AnswerWorkers.can_take`; the stage waits for their start), else
-    here."""
+    """Answer one shard: in an answer worker process or on a node of the answering cluster
+    when the run has them and the shard can go (see `AnswerWorkers.can_take`; the stage waits
+    for the workers' start), else here."""
     if workers is not None and workers.can_take(plan, remote):
         return workers.run(plan, store, judge)
     return run_shard(plan, store, judge, remote)

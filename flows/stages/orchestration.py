@@ -50,6 +50,18 @@ class FlowRunRef:
     deployment: str | None = None
 
 
+@dataclass(frozen=True)
+class Announcement:
+    """An event for the orchestrator's event stream (Prefect's events, which its automations
+    act on): its name, the resource it is about, the resources related to it (each with its
+    `prefect.resource.role`) and a payload; labels are strings, as Prefect's are."""
+
+    event: str
+    resource: dict[str, str]
+    related: list[dict[str, str]]
+    payload: dict[str, Any]
+
+
 class StageFuture(Protocol[T_co]):
     """A submitted stage: a Prefect future or a concurrent.futures one."""
 
@@ -77,6 +89,11 @@ class Orchestrator(Protocol):
     def run_logger(self) -> Logger | None:
         """Where the run's own lines go when the orchestrator has a log of them (Prefect's flow
         run logger); None: the run's own logger (`flows.run.log`)."""
+        ...
+
+    def announce(self, announcement: Announcement) -> bool:
+        """Send `announcement` to the orchestrator's events (raises when that fails); False
+        when it has none (inline: nothing is sent, and that is no error)."""
         ...
 
     def close(self) -> None: ...
@@ -132,6 +149,10 @@ class InlineOrchestrator:
 
     def run_logger(self) -> Logger | None:
         return None
+
+    def announce(self, announcement: Announcement) -> bool:
+        # No Prefect API: there is no event stream to send to.
+        return False
 
     def close(self) -> None:
         # Every stage submitted has been waited for by the run; nothing is left to cancel.

@@ -20,7 +20,7 @@ from roadeval.tasks.calls.budget import (
     Reservation,
 )
 from roadeval.tasks.calls.limits import Admission, CallLimiter
-from roadeval.tasks.calls.reachability import AuthFailed, KeyRefusals
+from roadeval.tasks.calls.reachability import AuthFailed, KeyRefusals, Unreachable
 from roadeval.tasks.calls.stopping import StopReason, StopSignal
 from roadeval.tasks.requests.model_spec import CallMode, ModelSpec
 from roadeval.tasks.requests.pricing import max_output_tokens, prices_for
@@ -37,7 +37,7 @@ def reserves_tokens(budgeted: bool, tpm: float | None) -> bool:
 
 class Admitting(Protocol):
     """What the gateway asks of a gate: this process's own (`Gate`), or the authority's
-    (`tasks.calls.authority.RemoteGate`) for a caller in another process."""
+    (`tasks.calls.remote_gate.RemoteGate`) for a caller in another process."""
 
     @property
     def counts_tokens(self) -> bool:
@@ -61,6 +61,11 @@ class Admitting(Protocol):
     ) -> None:
         """The try ended at `cost_usd`; `key_accepted` says whether the provider accepted the
         model's key (True: it answered; False: it refused it; None: the try did not say)."""
+        ...
+
+    def declare_unreachable(self, verdict: str) -> None:
+        """A caller found the model's endpoint gone: every caller of the run is told (their
+        next request is refused with `Unreachable`)."""
         ...
 
     def reserve_now(self, request: ModelRequest) -> Reservation | None: ...
@@ -145,6 +150,12 @@ class Gate:
         self.limiter = CallLimiter(spec.max_concurrency, spec.rpm, spec.tpm)
         # Whether the model's key is refused, counted over every caller of the model in the run.
         self.keys = KeyRefusals(spec)
+        # A caller's verdict that the model's endpoint is gone (`reachability`), for all of them.
+        self.unreachable: str | None = None
+
+    def declare_unreachable(self, verdict: str) -> None:
+        if self.unreachable is None:
+            self.unreachable = verdict
 
     @property
     def counts_tokens(self) -> bool:
@@ -175,12 +186,15 @@ class Gate:
                 return None
         try:
             admission = await self.limiter.acquire(
-                cost.tokens, lambda: self.stop.requested or self.keys.failed
+                cost.tokens,
+                lambda: self.stop.requested or self.keys.failed or self.unreachable is not None,
             )
         except BaseException:
             self._settle(reservation, 0.0)
             raise
-        if admission is not None and (self.keys.failed or self.stop.requested):
+        if admission is not None and (
+            self.keys.failed or self.unreachable is not None or self.stop.requested
+        ):
             # Declared, or the run stopped, while this request waited for its slot (or as the
             # answer whose slot it takes could not be kept): it is not sent either.
             self.limiter.release(admission)
@@ -194,6 +208,8 @@ class Gate:
     def _check_key(self) -> None:
         if self.keys.verdict is not None:
             raise AuthFailed(self.keys.verdict)
+        if self.unreachable is not None:
+            raise Unreachable(self.unreachable)
 
     def reserve_now(self, request: ModelRequest) -> Reservation | None:
         """Reserve without waiting (a batch about to be submitted): None when the run has no

@@ -25,16 +25,11 @@ from roadeval.tasks.calls.admission import (
     Cost,
     Gate,
     Pass,
-    request_cost,
-    reserves_tokens,
 )
-from roadeval.tasks.calls.budget import Reservation
 from roadeval.tasks.calls.limits import OverLimit
-from roadeval.tasks.calls.reachability import AuthFailed
+from roadeval.tasks.calls.reachability import AuthFailed, Unreachable
 from roadeval.tasks.calls.stats import CallStats
 from roadeval.tasks.calls.stopping import StopReason, StopSignal
-from roadeval.tasks.requests.model_spec import ModelSpec
-from roadeval.tasks.requests.request import ModelRequest
 
 _log = logging.getLogger(__name__)
 
@@ -50,7 +45,8 @@ class AuthorityAddress:
     token: str
 
 
-def _reason(message: dict[str, Any]) -> StopReason:
+def stop_reason_of(message: dict[str, Any]) -> StopReason:
+    """The run's stop as a message of the authority's protocol carries it."""
     return StopReason(
         str(message["message"]),
         int(message["exit_code"]),
@@ -82,6 +78,8 @@ class AuthorityServer:
         self.gates = dict(gates)
         # The driver's live counters, which the progress display reads: remote calls count too.
         self.stats = dict(stats or {})
+        # Calls ended per node that named itself in its hello (answering on a cluster).
+        self.node_calls: dict[str, int] = {}
         self.stop = stop
         self.host = host
         self.token = secrets.token_hex(16)
@@ -140,7 +138,10 @@ class AuthorityServer:
             hello = json.loads(await reader.readline() or b"{}")
             if not secrets.compare_digest(str(hello.get("token", "")), self.token):
                 return
+            node = hello.get("node")
             self._writers.add(writer)
+            if isinstance(node, str):
+                self.node_calls.setdefault(node, 0)
             if self.stop.reason is not None:
                 writer.write(json.dumps(_stop_message(self.stop.reason)).encode() + b"\n")
             while line := await reader.readline():
@@ -163,8 +164,14 @@ class AuthorityServer:
                             key_accepted=message.get("key_accepted"),
                         )
                 elif op == "stop":
-                    self.stop.request(_reason(message))
+                    self.stop.request(stop_reason_of(message))
+                elif op == "ping":
+                    writer.write(json.dumps({"op": "pong", "id": message["id"]}).encode() + b"\n")
+                elif op == "unreachable":
+                    self.gates[message["model"]].declare_unreachable(str(message["verdict"]))
                 elif op == "done" and message["model"] in self.stats:
+                    if isinstance(node, str):
+                        self.node_calls[node] += int(message["n"])
                     self.stats[message["model"]].record_many(
                         int(message["n"]),
                         failed=int(message["failed"]),
@@ -195,6 +202,8 @@ class AuthorityServer:
             reply["over_limit"] = str(exc)
         except AuthFailed as exc:
             reply["auth_failed"] = str(exc)
+        except Unreachable as exc:
+            reply["unreachable"] = str(exc)
         else:
             if ticket is not None:
                 number = id(ticket)
@@ -209,9 +218,13 @@ class AuthorityServer:
 class AuthorityLink:
     """A process's one connection to the run's authority, shared by its remote gates."""
 
-    def __init__(self, address: AuthorityAddress, stop: StopSignal) -> None:
+    def __init__(
+        self, address: AuthorityAddress, stop: StopSignal, node: str | None = None
+    ) -> None:
         self.address = address
         self.stop = stop
+        # The node this process answers on (a cluster's): the authority counts its calls.
+        self.node = node
         self._writer: asyncio.StreamWriter | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         # The stop this process last heard from the authority (or of its loss): never told back.
@@ -237,7 +250,8 @@ class AuthorityLink:
                 reader, writer = await asyncio.open_connection(
                     self.address.host, self.address.port, limit=_LIMIT
                 )
-                writer.write(json.dumps({"token": self.address.token}).encode() + b"\n")
+                hello = {"token": self.address.token, "node": self.node}
+                writer.write(json.dumps(hello).encode() + b"\n")
                 self._writer = writer
                 self._listening = asyncio.create_task(self._listen(reader))
         return self._writer
@@ -246,12 +260,12 @@ class AuthorityLink:
         try:
             while line := await reader.readline():
                 message = json.loads(line)
-                if message["op"] == "entered":
+                if message["op"] in ("entered", "pong"):
                     future = self._waiting.pop(int(message["id"]), None)
                     if future is not None and not future.done():
                         future.set_result(message)
                 elif message["op"] == "stop":
-                    self.hear(_reason(message))
+                    self.hear(stop_reason_of(message))
                 elif message["op"] == "abort":
                     # The run's stop again: requests in flight are cancelled at once.
                     self._heard = StopReason("stopped by the run", 130, "interrupted")
@@ -326,6 +340,19 @@ class AuthorityLink:
         self._flush()  # in order: the leaves queued before it go first
         return await future
 
+    async def ping(self, timeout_s: float) -> None:
+        """Reach the authority and hear it answer (the token accepted); raises OSError or
+        TimeoutError otherwise."""
+        await asyncio.wait_for(self._open(), timeout_s)
+        number = next(self._ids)
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._waiting[number] = future
+        self._outbox.append(json.dumps({"op": "ping", "id": number}).encode() + b"\n")
+        self._flush()
+        reply = await asyncio.wait_for(future, timeout_s)
+        if reply.get("op") != "pong":
+            raise ConnectionError("it hung up: the run's token was refused, or the run ended")
+
     def send(self, message: dict[str, Any]) -> None:
         """Send a message that wants no reply; those sent in one turn of the loop (a call's
         leave and its counts, other calls' ones) go in one write."""
@@ -368,9 +395,6 @@ class AuthorityLink:
             self._writer.write(b"".join(self._outbox))
         self._outbox.clear()
 
-    def stats_for(self, model: str) -> RemoteStats:
-        return RemoteStats(self, model)
-
     async def close(self) -> None:
         """Hang up (after the last leave was sent): the authority settles nothing more."""
         self._closing = True
@@ -384,84 +408,3 @@ class AuthorityLink:
                 await writer.wait_closed()
         if self._listening is not None:
             self._listening.cancel()
-
-
-class RemoteStats(CallStats):
-    """A worker's call counters: passed on to the driver's (the progress display is there),
-    not kept here too, where nobody reads them."""
-
-    def __init__(self, link: AuthorityLink, model: str) -> None:
-        super().__init__(model)
-        self.link = link
-
-    def record(self, *, ok: bool, cost_usd: float | None, rate_limited: int = 0) -> None:
-        self.link.tally(self.model, ok=ok, cost_usd=cost_usd, rate_limited=rate_limited)
-
-
-def _rate_headers(headers: Mapping[str, str] | None) -> dict[str, str] | None:
-    """The headers the authority's gate reads (`limits.RateHeaders`), the rest left out."""
-    if not headers:
-        return None
-    kept = {k: v for k, v in headers.items() if str(k).lower().startswith("x-ratelimit-")}
-    return kept or None
-
-
-@dataclass
-class RemotePass:
-    """A request the authority let through; `number` names it there."""
-
-    number: int
-
-
-class RemoteGate:
-    """A gate whose budget and limits are the authority's: same use as `admission.Gate`."""
-
-    def __init__(self, spec: ModelSpec, link: AuthorityLink, budgeted: bool) -> None:
-        self.spec = spec
-        self.link = link
-        self.stop = link.stop
-        self.budgeted = budgeted
-        self.counts_tokens = reserves_tokens(budgeted, spec.tpm)
-
-    def cost_of(self, request: ModelRequest) -> Cost:
-        return request_cost(self.spec, request, budgeted=self.budgeted, tokens=self.counts_tokens)
-
-    async def enter(self, request: ModelRequest) -> RemotePass | None:
-        # An UnboundedCost stops the run (the gateway's stop, relayed to the authority).
-        cost = self.cost_of(request)
-        reply = await self.link.enter(self.spec.label, cost)
-        if "stop" in reply:
-            self.link.hear(_reason(reply["stop"]))
-        if "over_limit" in reply:
-            raise OverLimit(str(reply["over_limit"]))
-        if "auth_failed" in reply:
-            raise AuthFailed(str(reply["auth_failed"]))
-        return RemotePass(int(reply["pass"])) if "pass" in reply else None
-
-    def leave(
-        self,
-        held: RemotePass,
-        cost_usd: float | None,
-        *,
-        prompt_tokens: int | None = None,
-        headers: Mapping[str, str] | None = None,
-        retry_after_s: float | None = None,
-        key_accepted: bool | None = None,
-    ) -> None:
-        self.link.send(
-            {
-                "op": "leave",
-                "pass": held.number,
-                "cost_usd": cost_usd,
-                "prompt_tokens": prompt_tokens,
-                "headers": _rate_headers(headers),
-                "retry_after_s": retry_after_s,
-                "key_accepted": key_accepted,
-            }
-        )
-
-    def reserve_now(self, request: ModelRequest) -> Reservation | None:
-        raise RuntimeError("batch submissions are made by the driver, never a remote caller")
-
-    def settle(self, reservation: Reservation | None, cost_usd: float | None) -> None:
-        raise RuntimeError("batch submissions are made by the driver, never a remote caller")

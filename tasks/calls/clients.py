@@ -3,7 +3,7 @@ same in the run's own process, an answer worker and the judge's Ray actor.
 
 In the run's own process a client's gate is its own (`admission.Gate`, holding the run's
 budget). Anywhere else the run's authority holds every gate and the budget, and a client is
-admitted through it (`authority.RemoteGate`); a worker rebuilds its clients from their specs,
+admitted through it (`remote_gate.RemoteGate`); a worker rebuilds its clients from their specs,
 nothing of the driver's state crosses.
 """
 
@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from roadeval.tasks.calls.admission import Admitting, Gate
-from roadeval.tasks.calls.authority import AuthorityLink, RemoteGate
+from roadeval.tasks.calls.authority import AuthorityLink
 from roadeval.tasks.calls.budget import Budget
 from roadeval.tasks.calls.gateway import ModelClient
+from roadeval.tasks.calls.remote_gate import RemoteGate, RemoteStats
 from roadeval.tasks.calls.secrets import Redactor
 from roadeval.tasks.calls.stopping import StopSignal
 from roadeval.tasks.requests.model_spec import ModelSpec
@@ -74,5 +75,5 @@ class ClientBuilder:
         )
         if self.link is not None:
             # The progress display is the driver's: counts go there.
-            client.stats = self.link.stats_for(spec.label)
+            client.stats = RemoteStats(self.link, spec.label)
         return client

@@ -27,7 +27,13 @@ from roadeval.tasks.calls.budget import Budget, Reservation
 from roadeval.tasks.calls.errors import RETRYABLE, classify, retry_after_s
 from roadeval.tasks.calls.limits import OverLimit
 from roadeval.tasks.calls.litellm_setup import completion_task, ready_litellm
-from roadeval.tasks.calls.reachability import NO_KEY, AuthFailed, Reachability, key_source
+from roadeval.tasks.calls.reachability import (
+    NO_KEY,
+    AuthFailed,
+    Reachability,
+    Unreachable,
+    key_source,
+)
 from roadeval.tasks.calls.secrets import Redactor
 from roadeval.tasks.calls.stats import CallStats
 from roadeval.tasks.calls.stopping import StopReason, StopSignal
@@ -239,6 +245,12 @@ class ModelClient:
                     kind = ErrorKind.AUTH_FAILED
                     outcome.tries.append(self._error(request, 0, kind, str(refused), 0.0))
                 return outcome
+            except Unreachable as gone:
+                # Another caller of the run (maybe on another node) found the endpoint gone.
+                if self.reachability.verdict is None:
+                    self.reachability.verdict = str(gone)
+                outcome.tries.append(self._unreachable(request))
+                return outcome
             except UnboundedCost as unbounded:
                 # A panel the budget cannot cover: every request would fail alike.
                 self.stop.request(StopReason(str(unbounded), 2, "failed"))
@@ -270,6 +282,8 @@ class ModelClient:
                 await self._sleep_unless_stopped(self._backoff(retries, exc))
                 continue
             self.reachability.gave_up(kind)
+            if self.reachability.verdict is not None:
+                self.gate.declare_unreachable(self.reachability.verdict)
             return outcome
 
     async def _try_through(

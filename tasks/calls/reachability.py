@@ -62,6 +62,11 @@ class Reachability:
             self.verdict = f"no request succeeded for {now - self.failing_since:.0f} s"
 
 
+class Unreachable(Exception):
+    """Raised by a model's gate instead of admitting a request: a caller of the model, in any
+    process of the run, declared its endpoint unreachable; the message is that verdict."""
+
+
 class AuthFailed(Exception):
     """Raised by a model's gate instead of admitting a request: the model's key was refused too
     often (`KeyRefusals`), so the request is not sent. The message names the key's variable."""

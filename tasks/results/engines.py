@@ -1,12 +1,12 @@
 """Which engines a run used and where they were, as its manifest records them (and the `runs`
-row repeats): drawing (Dask, or in process), heavy scoring (Ray, or in process), and the
-Prefect API the run reported to."""
+row repeats): drawing (Dask, or in process), heavy scoring (Ray, or in process), answering
+(this machine, or the nodes of a Ray cluster), and the Prefect API the run reported to."""
 
 from __future__ import annotations
 
 from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class EngineRecord(BaseModel):
@@ -25,14 +25,50 @@ class EngineRecord(BaseModel):
     reason: str | None = None
 
 
+class NodeRecord(BaseModel):
+    """One node of a cluster that answered shards: its name (address / Ray node id's start),
+    the shards it landed and the requests it sent for them (judge calls and retries included)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    node: str
+    shards: int = 0
+    calls: int = 0
+
+
+class AnsweringRecord(BaseModel):
+    """Where answer shards ran: `local` (the run's process and its answer worker processes) or
+    `ray` (one actor per node of the cluster at `address`; None: a local Ray), and what each
+    node answered (a node lost mid-run counts only the shards it landed)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    engine: str = "local"
+    address: str | None = None
+    nodes: list[NodeRecord] = Field(default_factory=list)
+
+    @property
+    def nodes_used(self) -> int:
+        """Nodes that landed a shard."""
+        return sum(1 for node in self.nodes if node.shards)
+
+    def calls_text(self) -> str | None:
+        """`node=calls` per node, comma-separated (the `runs` row's); None when local."""
+        if self.engine == "local":
+            return None
+        return ", ".join(f"{node.node}={node.calls}" for node in self.nodes)
+
+
 class EnginesRecord(BaseModel):
-    """The run's engines: `render` (drawing), `scoring` (heavy scoring), and the Prefect API
-    the run reported to (None: inline, or Prefect's temporary server)."""
+    """The run's engines: `render` (drawing), `scoring` (heavy scoring), `answering` (None in
+    manifests from before it was kept), and the Prefect API the run reported to (None: inline,
+    or Prefect's temporary server)."""
 
     model_config = ConfigDict(extra="forbid")
 
     render: EngineRecord
     scoring: EngineRecord
+    answering: AnsweringRecord | None = None
     prefect_api_url: str | None = None
 
 

@@ -2,7 +2,9 @@
 intervals per run, each run against the one before it (the paired `comparisons` it landed against
 its baseline, or computed now where it landed none against that run), and drift: a model whose
 headline moved beyond noise on unchanged items while its model string stayed the same, with what
-its provider said served it before and after.
+its provider said served it before and after. Beyond noise for a drift flag is after Holm's
+correction over the rows of one comparison (`multiplicity`), so a comparison of many models and
+metrics raises a false flag at most 5% of the time, not at each row's 5%.
 
 Read from corpus rows only (runs, headline metrics, comparisons): no item row of any run, so a
 history of many large runs costs what their few thousand corpus rows cost.
@@ -24,6 +26,7 @@ from roadeval.storage.catalog import connect
 from roadeval.storage.records import ComparisonRow
 from roadeval.storage.store import Store
 from roadeval.tasks.results.intervals import IntervalSettings
+from roadeval.tasks.results.multiplicity import FAMILY_LEVEL, holm_adjusted
 from roadeval.tasks.results.stored_compare import compare_stored
 
 FINISHED = "finished"
@@ -67,12 +70,15 @@ class Point:
 @dataclass(frozen=True)
 class Step:
     """One consecutive pair's comparison of a headline; `drift` when it moved beyond noise on
-    unchanged items with the model string unchanged, then what served it before and after."""
+    unchanged items with the model string unchanged (its Holm-adjusted p-value, `p_adjusted`,
+    at most 5% over the comparison's rows that could drift), then what served it before and
+    after. `p_adjusted` is None for a row that could not drift (its model string changed)."""
 
     row: ComparisonRow
     drift: bool
     served_before: str = ""
     served_after: str = ""
+    p_adjusted: float | None = None
 
 
 @dataclass(frozen=True)
@@ -103,6 +109,11 @@ def _served(manifest: Mapping[str, Any]) -> dict[str, str]:
     return {model: ", ".join(sorted(set(texts))) for model, texts in found.items()}
 
 
+def labelled_models(specs: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """A manifest's model specs (as dumped) by label: `name`, else the model string."""
+    return {str(m.get("name") or m.get("model")): str(m.get("model")) for m in specs}
+
+
 def _runs(con: duckdb.DuckDBPyConnection, panel: str) -> list[HistoryRun]:
     rows = con.execute(
         "select run_id, started_at, ended_at, status, cost_usd, manifest_json from runs "
@@ -115,10 +126,7 @@ def _runs(con: duckdb.DuckDBPyConnection, panel: str) -> list[HistoryRun]:
             manifest = json.loads(manifest_json) if manifest_json else {}
         except ValueError:
             manifest = {}
-        models = {
-            str(m.get("name") or m.get("model")): str(m.get("model"))
-            for m in manifest.get("models") or []
-        }
+        models = labelled_models(manifest.get("models") or [])
         found.append(
             HistoryRun(run_id, started, ended, status, models, cost or 0.0, _served(manifest))
         )
@@ -172,28 +180,48 @@ def panel_history(store: Store, panel: str, settings: IntervalSettings | None = 
     computed: list[tuple[str, str]] = []
     for before, after in itertools.pairwise(runs):
         rows = landed.get((before.run_id, after.run_id))
-        if rows is None:
+        # Rows landed before p-values were kept cannot be corrected for their many tests.
+        if rows is None or any(row.p_value is None for row in rows):
             pairs = {(p.suite, p.model) for p in points if p.run_id == after.run_id}
             found = compare_stored(
                 store, (before.run_id, after.run_id), pairs, None, settings or IntervalSettings()
             )
             rows = [row for compared in found.values() for row in compared.rows]
             computed.append((before.run_id, after.run_id))
-        steps.extend(_step(row, before, after) for row in rows)
+        steps.extend(comparison_steps(rows, before, after))
     return History(panel, runs, points, steps, computed)
 
 
-def _step(row: ComparisonRow, before: HistoryRun, after: HistoryRun) -> Step:
-    same_model = row.model in before.models and before.models.get(row.model) == after.models.get(
-        row.model
+def comparison_steps(
+    rows: Sequence[ComparisonRow], before: HistoryRun, after: HistoryRun
+) -> list[Step]:
+    """One comparison's rows as steps: the rows that could drift (model string unchanged,
+    items compared, a p-value) are one family, each flagged when its Holm-adjusted p-value is
+    at most 5% (and its interval leaves 0 out, as every move's does)."""
+
+    def can_drift(row: ComparisonRow) -> bool:
+        same = row.model in before.models and before.models[row.model] == after.models.get(
+            row.model
+        )
+        return same and row.n > 0 and row.p_value is not None
+
+    family = [row for row in rows if can_drift(row)]
+    adjusted = dict(
+        zip(map(id, family), holm_adjusted([row.p_value or 0.0 for row in family]), strict=True)
     )
-    drift = row.significant and row.n > 0 and same_model
-    return Step(
-        row,
-        drift,
-        before.served.get(row.model, NOT_RECORDED),
-        after.served.get(row.model, NOT_RECORDED),
-    )
+    steps = []
+    for row in rows:
+        p = adjusted.get(id(row))
+        steps.append(
+            Step(
+                row,
+                p is not None and p <= FAMILY_LEVEL and row.significant,
+                before.served.get(row.model, NOT_RECORDED),
+                after.served.get(row.model, NOT_RECORDED),
+                p,
+            )
+        )
+    return steps
 
 
 def shown_scopes(points: Sequence[Point]) -> set[tuple[str, str]]:

@@ -125,5 +125,7 @@ def legend_lines(runs: int, columns: Sequence[int]) -> list[str]:
         "▼ worse than the run before beyond noise (paired over the items both scored unchanged; "
         "↑ higher is better, ↓ lower); items: how many the latest run scored",
         "moves: consecutive pairs whose paired difference left out 0; drift: the runs where "
-        "such a move came with the items and the model string unchanged",
+        "such a move came with the items and the model string unchanged, beyond noise after "
+        "Holm's correction over the comparison's rows (at most 5% of comparisons flag a model "
+        "that did not change)",
     ]

@@ -74,6 +74,20 @@ def percentile(draws: NDArray[np.float64], level: float = LEVEL) -> tuple[float,
     return float(low), float(high)
 
 
+def bootstrap_p(draws: NDArray[np.float64]) -> float | None:
+    """The two-sided bootstrap p-value of a difference's draws against 0: twice the share of
+    defined resamples on the far side of 0 (ties with 0 counted on both sides), at most 1. It
+    is the level at which the percentile interval would just reach 0, so p < 1 - LEVEL where
+    the 95% interval leaves 0 out; its resolution is one resample (0: none crossed 0). None
+    when no resample defines the difference."""
+    defined = draws[np.isfinite(draws)]
+    if defined.size == 0:
+        return None
+    below = float(np.count_nonzero(defined <= 0)) / defined.size
+    above = float(np.count_nonzero(defined >= 0)) / defined.size
+    return min(1.0, 2 * min(below, above))
+
+
 def seeded(seed: int, *scope: str) -> np.random.Generator:
     """The generator of one draw: the panel's seed and what is drawn (suite, variant, task, the
     item ids), so a draw does not depend on the order in which draws are made."""

@@ -18,7 +18,7 @@ from roadeval.benchmarks.suite import ScoredItem, Suite
 from roadeval.storage.records import ComparisonRow
 from roadeval.tasks.results.formats import SuiteRules
 from roadeval.tasks.results.headlines import measure, scopes
-from roadeval.tasks.results.intervals import IntervalSettings
+from roadeval.tasks.results.intervals import IntervalSettings, bootstrap_p
 from roadeval.tasks.results.paired import pair_row
 
 # The two sides' names inside one draw (never shown).
@@ -127,6 +127,7 @@ def compare_model(
                     regressed=len(worse & in_scope),
                     improved=len(better & in_scope),
                     clusters=found[_NEW].clusters,
+                    p_value=bootstrap_p(found[_NEW].draws - found[_OLD].draws),
                 )
             )
     return ModelComparison(rows, regressed, improved)

@@ -69,6 +69,12 @@ class _Worker:
     clients: ClassVar[ClientBuilder | None] = None
 
 
+def serve_clients(builder: ClientBuilder) -> None:
+    """(In a process that answers the driver's shards: an answer worker, a cluster node's
+    actor.) The clients the shards it is sent call through (`client_in_worker`)."""
+    _Worker.clients = builder
+
+
 def client_in_worker(spec: ModelSpec) -> ModelClient:
     """(In a worker process.) The model's client, whose gate is the authority's."""
     if _Worker.clients is None:
@@ -76,7 +82,7 @@ def client_in_worker(spec: ModelSpec) -> ModelClient:
     return _Worker.clients.shared(spec)
 
 
-def _reduce_client(client: ModelClient) -> tuple[Any, tuple[ModelSpec]]:
+def reduce_client(client: ModelClient) -> tuple[Any, tuple[ModelSpec]]:
     return client_in_worker, (client.spec,)
 
 
@@ -86,7 +92,7 @@ class _ShardPickler(pickle.Pickler):
 
     def __init__(self, file: io.BytesIO) -> None:
         super().__init__(file, pickle.HIGHEST_PROTOCOL)
-        self.dispatch_table = {**copyreg.dispatch_table, ModelClient: _reduce_client}
+        self.dispatch_table = {**copyreg.dispatch_table, ModelClient: reduce_client}
 
 
 def _dumps(message: Any) -> bytes:
@@ -103,12 +109,14 @@ def _serve(conn: Connection, context: WorkerContext) -> None:
     keep_written_parts(False)  # the driver reads what this process lands
     stop = StopSignal()
     link = AuthorityLink(context.authority, stop)
-    _Worker.clients = ClientBuilder(
-        context.run_id,
-        stop,
-        link=link,
-        budgeted=context.budgeted,
-        fresh_from=context.fresh_from,
+    serve_clients(
+        ClientBuilder(
+            context.run_id,
+            stop,
+            link=link,
+            budgeted=context.budgeted,
+            fresh_from=context.fresh_from,
+        )
     )
     sending = threading.Lock()
     pool = ThreadPoolExecutor(SHARDS_PER_WORKER, thread_name_prefix="roadeval-worker")

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from roadeval.benchmarks.item import Item
 from roadeval.benchmarks.judging import JudgeReply, JudgeRequest
@@ -64,30 +64,6 @@ class ScoringEngine(StrEnum):
     LOCAL = "local"  # everything in the run's own process (no Ray)
 
 
-class ScoringConfig(BaseModel):
-    """Where heavy scoring runs (the panel's `scoring:`, `--ray-address` on the command line)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    engine: ScoringEngine = ScoringEngine.AUTO
-    address: str | None = Field(
-        default=None, description="an existing Ray cluster: host:port (its GCS), or ray://host:port"
-    )
-    num_cpus: Annotated[int, AfterValidator(NUM_CPUS)] | None = Field(
-        default=None, description="local Ray's CPUs (all)"
-    )
-    batch_size: Annotated[int, AfterValidator(SCORING_BATCH)] = Field(
-        default=64, description="items per Ray task"
-    )
-
-    @field_validator("address")
-    @classmethod
-    def _address_is_a_cluster(cls, value: str | None) -> str | None:
-        if value is not None and (problem := ray_address_problem(value)) is not None:
-            raise ValueError(problem)
-        return value
-
-
 RAY_CLIENT_SCHEME = "ray://"
 
 
@@ -101,6 +77,33 @@ def ray_address_problem(address: str) -> str | None:
             "or ray://host:port"
         )
     return None
+
+
+def _a_ray_cluster(value: str) -> str:
+    if (problem := ray_address_problem(value)) is not None:
+        raise ValueError(problem)
+    return value
+
+
+# A Ray cluster's address in the panel (`scoring.address`, `answering.address`).
+RayAddress = Annotated[str, AfterValidator(_a_ray_cluster)]
+
+
+class ScoringConfig(BaseModel):
+    """Where heavy scoring runs (the panel's `scoring:`, `--ray-address` on the command line)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    engine: ScoringEngine = ScoringEngine.AUTO
+    address: RayAddress | None = Field(
+        default=None, description="an existing Ray cluster: host:port (its GCS), or ray://host:port"
+    )
+    num_cpus: Annotated[int, AfterValidator(NUM_CPUS)] | None = Field(
+        default=None, description="local Ray's CPUs (all)"
+    )
+    batch_size: Annotated[int, AfterValidator(SCORING_BATCH)] = Field(
+        default=64, description="items per Ray task"
+    )
 
 
 class ScoringClusterError(ValueError):

@@ -401,7 +401,7 @@ def test_no_report_skips_it(tmp_path: Path, inline: None) -> None:
     assert not (store / "reports").exists()
 
 
-def test_under_prefect_the_report_is_a_task_and_a_link_artifact(
+def test_under_prefect_the_report_is_a_task_and_a_markdown_artifact(
     tmp_path: Path, under_prefect: None
 ) -> None:
     from prefect.client.orchestration import get_client
@@ -429,9 +429,12 @@ def test_under_prefect_the_report_is_a_task_and_a_link_artifact(
             artifact_filter=ArtifactFilter(flow_run_id=ArtifactFilterFlowRunId(any_=[flow_run_id]))
         )
     assert f"report/{run_id}" in tasks
-    # Prefect keeps a link as markdown: [text](address).
-    [link] = [a for a in artifacts if a.key == "report-test"]
-    assert link.data == f"[report of run {run_id}]({report.resolve().as_uri()})"
+    # A folder store gives no address the UI could open: the artifact is markdown that names the
+    # report's path as text (not a dead file:// link) and holds the leaderboard.
+    [artifact] = [a for a in artifacts if a.key == "report-test"]
+    assert artifact.type == "markdown"
+    assert f"`{report}`" in artifact.data and "file://" not in artifact.data
+    assert "## trip: leaderboard" in artifact.data
 
 
 def test_show_prints_intervals_ties_health_and_the_blind_ablation(tmp_path: Path) -> None:

@@ -22,8 +22,9 @@ from roadeval.tasks.shard.worker_server import PRELOAD, start_server
 def _ask(spec: ModelSpec, address: AuthorityAddress, n: int, tag: str, conn: Connection) -> None:
     """(In the caller's process.) Ask `n` requests through the authority; send what came back."""
     from roadeval.benchmarks.messages import user_message
-    from roadeval.tasks.calls.authority import AuthorityLink, RemoteGate
+    from roadeval.tasks.calls.authority import AuthorityLink
     from roadeval.tasks.calls.gateway import ModelClient
+    from roadeval.tasks.calls.remote_gate import RemoteGate
     from roadeval.tasks.calls.stopping import StopSignal
 
     stop = StopSignal(grace=0.5)

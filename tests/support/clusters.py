@@ -169,11 +169,13 @@ class DaskCluster:
 
 
 class RayCluster:
-    """A head with no CPUs (it runs the run's judge actor, never a task) and a worker node
-    with `cpus`, so that every scoring task runs on the worker. The worker node joins once the
-    head listens, in the background: `wait_ready` waits for both."""
+    """A head with `head_cpus` (by default none: it runs the run's judge actor, never a task)
+    and a worker node with `cpus`, so that every scoring task runs on the worker. The worker
+    node joins once the head listens, in the background: `wait_ready` waits for both."""
 
-    def __init__(self, root: Path, cpus: int, hiding: Path | None = None) -> None:
+    def __init__(
+        self, root: Path, cpus: int, hiding: Path | None = None, head_cpus: int = 0
+    ) -> None:
         port = free_port()
         self.address = f"127.0.0.1:{port}"
         # Short: Ray's socket paths live below it, and a socket path has at most 107 bytes.
@@ -181,11 +183,15 @@ class RayCluster:
         self.processes = Processes(root)
         ray = str(BIN / "ray")
         common = ["--node-ip-address", "127.0.0.1", "--block", "--disable-usage-stats"]
-        head = [ray, "start", "--head", "--port", str(port), "--num-cpus", "0"]
+        head = [ray, "start", "--head", "--port", str(port), "--num-cpus", str(head_cpus)]
         head += ["--include-dashboard=false", "--temp-dir", str(self.temp / "head"), *common]
         self.logs = [self.processes.start("head", head)]
         worker = [ray, "start", "--address", self.address, "--num-cpus", str(cpus)]
         worker += ["--temp-dir", str(self.temp / "worker"), *common]
+        self._worker_command = worker
+        self._hiding = hiding
+        self._restarts = 0
+        self._killed: list[subprocess.Popen[bytes]] = []
         self._failure: BaseException | None = None
         self._joining = threading.Thread(
             target=self._join, args=(port, worker, hiding), name="ray-worker-node", daemon=True
@@ -193,8 +199,10 @@ class RayCluster:
         self._joining.start()
 
     @classmethod
-    def start(cls, root: Path, cpus: int, hiding: Path | None = None) -> RayCluster:
-        return cls(root, cpus, hiding)
+    def start(
+        cls, root: Path, cpus: int, hiding: Path | None = None, head_cpus: int = 0
+    ) -> RayCluster:
+        return cls(root, cpus, hiding, head_cpus)
 
     def _join(self, port: int, worker: list[str], hiding: Path | None) -> None:
         try:
@@ -212,10 +220,25 @@ class RayCluster:
             texts = [log.read_text(errors="replace") for log in self.logs]
             if len(texts) == 2 and all("Ray runtime started" in text for text in texts):
                 return
-            if any(p.poll() is not None for p in self.processes.started):
+            if any(p.poll() is not None for p in self.processes.started if p not in self._killed):
                 break
             time.sleep(0.2)
         raise RuntimeError("the Ray cluster did not start:\n" + _tails(self.logs))
+
+    def kill_worker(self) -> None:
+        """SIGKILL the worker node: its raylet and every worker process of it at once."""
+        worker = self.processes.started[-1]
+        _signal_group(worker, signal.SIGKILL)
+        worker.wait(timeout=10)
+        self._killed.append(worker)
+
+    def restart_worker(self) -> None:
+        """A new worker node in place of the killed one, joined (`wait_ready` waits for it)."""
+        self._restarts += 1
+        name = f"worker-{self._restarts}"
+        command = [*self._worker_command]
+        command[command.index("--temp-dir") + 1] = str(self.temp / name)
+        self.logs[1] = self.processes.start(name, command, self._hiding)
 
     def stop(self) -> None:
         self._joining.join(130)

@@ -21,7 +21,13 @@ from collections.abc import Callable, Iterable, Sequence
 import pytest
 
 # The session fixtures that cost CPU while idle (in the order they are checked).
-IDLE_COSTLY = ("external_clusters", "ray_session", "dask_address", "prefect_server")
+IDLE_COSTLY = (
+    "external_clusters",
+    "answering_cluster",
+    "ray_session",
+    "dask_address",
+    "prefect_server",
+)
 
 
 def module_of(item: pytest.Item) -> str:

@@ -48,6 +48,24 @@ def trip_gold(tmp_path: Path) -> tuple[Path, dict[tuple[str, tuple[str, ...]], s
     return source, gold
 
 
+def trip_with_text_items(root: Path, extra: int) -> Path:
+    """The TRIP demo suite (images, scans and text) with `extra` more text items made from its
+    text rows (ids and questions made distinct, so each is a request of its own)."""
+    import json
+
+    from roadeval.benchmarks.trip.taxonomy import ITEMS_FILE
+
+    source = get_suite("trip").generate_demo(root)
+    lines = (source / ITEMS_FILE).read_text().splitlines()
+    text_rows = [row for line in lines if (row := json.loads(line))["modality"] == "text"]
+    with (source / ITEMS_FILE).open("a", encoding="utf-8") as out:
+        for k in range(extra):
+            row = {**text_rows[k % len(text_rows)], "id": f"more-{k}"}
+            row["question"] = f"{row['question']} (#{k})"
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return source
+
+
 def gold_rule(gold: dict[tuple[str, tuple[str, ...]], str]):
     def rule(body: dict[str, Any], hit: int) -> Reply:
         return Reply(gold.get(seen_by_model(body["messages"]), "?"))

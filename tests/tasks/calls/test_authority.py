@@ -14,12 +14,14 @@ from roadeval.tasks.calls.authority import AuthorityLink, AuthorityServer
 from roadeval.tasks.calls.budget import OUT_OF_BUDGET, Budget
 from roadeval.tasks.calls.gateway import run_on_gateway
 from roadeval.tasks.calls.limits import CallLimiter
+from roadeval.tasks.calls.stats import CallStats
 from roadeval.tasks.calls.stopping import StopReason, StopSignal
 from roadeval.tasks.requests.model_spec import ModelSpec
 from roadeval.tasks.requests.request import ErrorKind
 
 from support.authority_callers import callers
 from support.cli_process import wait_until
+from support.clusters import free_port
 from support.model_server import ModelServer, Reply, ServerLimits
 
 
@@ -136,3 +138,41 @@ def test_a_stop_in_one_caller_reaches_the_run_and_every_other_caller_at_once(
 
 async def _request(stop: StopSignal, reason: StopReason) -> None:
     stop.request(reason)
+
+
+def test_an_unreachable_verdict_in_one_caller_reaches_every_caller(server: ModelServer) -> None:
+    # Nobody listens at the model's address: the first request that fails declares it
+    # unreachable for the whole run, so no other process sends one to find out again.
+    dead = spec_for(server, "gone").model_copy(
+        update={"api_base": f"http://127.0.0.1:{free_port()}/v1", "num_retries": 0}
+    )
+    stop = StopSignal()
+    gate = Gate(dead, stop, Budget(100.0))
+    gate.limiter = CallLimiter(1, None, None)  # one request at a time, over both processes
+    results = callers(dead, AuthorityServer({dead.label: gate}, stop), 5, 2)
+    kinds = [kind for r in results for kind in r["kinds"]]  # type: ignore[attr-defined]
+    assert kinds.count(ErrorKind.CONNECTION) == 1, kinds
+    assert kinds.count(ErrorKind.UNREACHABLE) == 9 and gate.unreachable is not None
+
+
+def test_the_authority_counts_each_named_nodes_calls(server: ModelServer) -> None:
+    stop = StopSignal()
+    spec = spec_for(server, "counted")
+    authority = AuthorityServer({spec.label: Gate(spec, stop)}, stop, stats={})
+    address = run_on_gateway(authority.start())
+    links = [AuthorityLink(address, StopSignal(), node=f"node-{k}") for k in range(2)]
+
+    async def calls(link: AuthorityLink, n: int) -> None:
+        await link.ping(5.0)
+        for _ in range(n):
+            link.tally(spec.label, ok=True, cost_usd=None, rate_limited=0)
+        await link.close()
+
+    try:
+        authority.stats[spec.label] = CallStats(spec.label)
+        run_on_gateway(calls(links[0], 3))
+        run_on_gateway(calls(links[1], 2))
+        wait_until(lambda: sum(authority.node_calls.values()) == 5, timeout=10)
+        assert authority.node_calls == {"node-0": 3, "node-1": 2}
+    finally:
+        run_on_gateway(authority.close())
