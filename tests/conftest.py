@@ -1,6 +1,11 @@
 """Session-wide engines for the tests (one Prefect server, one model server, one S3 server), and
 the orchestrator each run test names: `under_prefect` or `inline` (see support.orchestrators).
-The engines that cost CPU while idle end after their last test (support.engine_lifetimes)."""
+The engines that cost CPU while idle end after their last test (support.engine_lifetimes).
+
+The README's command runs the suite on two pytest-xdist workers: each is a session of its own
+with its own engines, on ports the system chose, in folders of its own (its basetemp, its Ray
+temporary folder); a module's tests share a worker (`--dist loadfile`), so that its
+module-scoped fixtures are made once."""
 
 from __future__ import annotations
 
@@ -9,9 +14,11 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from support import clusters, orchestrators
 from support.clusters import ExternalClusters
-from support.engine_lifetimes import EngineLifetimes
+from support.engine_lifetimes import EngineLifetimes, module_of
 from support.model_server import ModelServer
 from support.prefect_server import PrefectServer, start_prefect_server
 
@@ -42,8 +49,10 @@ def prefect_logging_on_the_sessions_stderr() -> None:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """The tests to run are known: note each idle-costly engine's last user."""
-    _ENGINES.plan(session.items)
+    """The tests to run are known: note each idle-costly engine's last user (on an xdist
+    worker, among the engines whose users are in one unit of work)."""
+    on_worker = hasattr(session.config, "workerinput")
+    _ENGINES.plan(session.items, module_of if on_worker else None)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -124,13 +133,56 @@ def _runs_name_their_orchestrator() -> Iterator[None]:
         pytest.fail("\n".join(problems), pytrace=False)
 
 
+# What a terminal's size is read from (rich reads COLUMNS as a terminal's width).
+_TERMINAL_SIZE = ("COLUMNS", "LINES")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """An xdist worker about to start (on the controller): the terminal size the session was
+    started with goes with it (see `_terminal_size_as_started`)."""
+    node.workerinput["terminal_size"] = {k: os.environ.get(k) for k in _TERMINAL_SIZE}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _terminal_size_as_started(request: pytest.FixtureRequest) -> None:
+    """On an xdist worker, COLUMNS and LINES as the session was started with: a worker starts
+    with COLUMNS=80 LINES=24 set where the command had neither, and the CLI's tables (200
+    columns wide when piped) then wrapped at 80, failing the tests that read them."""
+    started = getattr(request.config, "workerinput", {}).get("terminal_size")
+    for key, value in (started or {}).items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _ray_temp_folder() -> Iterator[None]:
+    """Every Ray this session starts (its own, a run's, a CLI process's) keeps its files in a
+    folder of this session's: not /tmp/ray, which every Ray on the machine shares (another
+    xdist worker's, another session's), with the address file a `ray start` left there."""
+    saved = os.environ.get("RAY_TMPDIR")
+    # Short: Ray's socket paths live below it, and a socket path has at most 107 bytes.
+    folder = tempfile.mkdtemp(prefix="ray-", dir="/tmp")
+    os.environ["RAY_TMPDIR"] = folder
+    yield
+    if saved is None:
+        os.environ.pop("RAY_TMPDIR", None)
+    else:
+        os.environ["RAY_TMPDIR"] = saved
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def ray_session() -> Iterator[None]:
     """Local Ray for the whole session (runs reuse it rather than starting their own); its
-    workers import the test support modules too (test-only suites travel to them)."""
+    workers import the test support modules too (test-only suites travel to them). A Ray of
+    its own ("local"), never one found on the machine."""
     import ray
 
     ray.init(
+        address="local",
         num_cpus=2,
         include_dashboard=False,
         object_store_memory=256 * 2**20,

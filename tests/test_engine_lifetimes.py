@@ -3,9 +3,12 @@ session of its own whose engine writes down when it starts and stops."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from support.engine_lifetimes import EngineLifetimes, module_of
 
 pytest_plugins = ["pytester"]
 
@@ -91,3 +94,26 @@ def test_the_last_user_is_the_last_one_that_runs(pytester: pytest.Pytester) -> N
         "test test_c",
         "test test_d",
     ]
+
+
+@dataclass(frozen=True)
+class _Test:
+    nodeid: str
+    fixturenames: tuple[str, ...]
+
+
+def test_on_an_xdist_worker_an_engine_used_in_two_units_ends_with_the_session() -> None:
+    # Under --dist loadfile a worker may run b.py before a.py: ending the engine after b.py's
+    # test (the last in collection order) would start it a second time for a.py's.
+    tests = [
+        _Test("a.py::t1", ("engine",)),
+        _Test("b.py::t2", ("engine",)),
+        _Test("c.py::t3", ("other",)),
+        _Test("c.py::t4", ("other",)),
+    ]
+    lifetimes = EngineLifetimes(("engine", "other"))
+    lifetimes.plan(tests, unit_of=module_of)  # type: ignore[arg-type]
+    assert lifetimes.last_user("engine") is None
+    assert lifetimes.last_user("other") == "c.py::t4"
+    lifetimes.plan(tests)  # type: ignore[arg-type]
+    assert lifetimes.last_user("engine") == "b.py::t2"
