@@ -1,5 +1,6 @@
 """The panel's `alerts:`: a webhook that receives a run's alarms (drift found, failed, crashed,
-stopped at its budget) as JSON, for teams that watch a panel without a Prefect automation.
+stopped at its budget, finished with items in model errors) as JSON, for teams that watch a
+panel without a Prefect automation.
 
 A webhook's URL often carries its token (Slack's and Discord's in the path, others in the
 query), so it is a secret: held as one (never dumped, never in a message), shown as its scheme
@@ -33,6 +34,9 @@ class AlarmKind(StrEnum):
     FAILED = "failed"
     CRASHED = "crashed"
     BUDGET_STOPPED = "budget_stopped"
+    # A finished run with items in model errors: an endpoint down or a key refused ends a run
+    # `finished` (what landed is kept), and a scheduled panel's watchers need to hear it.
+    ERRORS = "errors"
 
 
 WEBHOOK_TIMEOUT_S = Bound(

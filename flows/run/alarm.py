@@ -209,6 +209,14 @@ def stop_alarm(manifest: RunManifest) -> Alarm | None:
     return _alarm(kind, manifest, manifest.run_id, str(manifest.status))
 
 
+def errors_alarm(manifest: RunManifest, report: str | None = None) -> Alarm | None:
+    """The alarm of a finished run whose items ended in model errors (an endpoint down, a key
+    refused, calls timing out); None when none did."""
+    if not manifest.totals.errors:
+        return None
+    return _alarm(AlarmKind.ERRORS, manifest, manifest.run_id, str(manifest.status), report=report)
+
+
 def crash_alarm(manifest: RunManifest, found_by: str) -> Alarm:
     """The alarm of a run that died (its last record says running, its heartbeat stopped),
     sent by run `found_by`, which found it so."""

@@ -19,7 +19,7 @@ from roadeval.flows.panel.alerts import AlarmKind, Alerts, url_secrets
 from roadeval.flows.panel.file import Panel
 from roadeval.flows.record.log import run_logger
 from roadeval.flows.record.summary import RunSummary
-from roadeval.flows.run.alarm import Alarm, crash_alarm, drift_alarm, stop_alarm
+from roadeval.flows.run.alarm import Alarm, crash_alarm, drift_alarm, errors_alarm, stop_alarm
 from roadeval.flows.run.webhook import Delivery, post_alarm
 from roadeval.flows.stages.orchestration import Orchestrator
 from roadeval.storage.store import ConditionalWritesUnsupported, Store
@@ -152,6 +152,14 @@ def announce_drift(
     manifest = summary.manifest.model_copy(update={"status": summary.status})
     alarm = drift_alarm(manifest, steps, summary.report, history_page)
     return _safely("drift", orchestrator, alarm, store, panel)
+
+
+def announce_errors(
+    summary: RunSummary, store: Store, panel: Panel, orchestrator: Orchestrator
+) -> list[str]:
+    """A finished run's errors alarm, when items ended in model errors (the run exits 1)."""
+    manifest = summary.manifest.model_copy(update={"status": summary.status})
+    return _safely("errors", orchestrator, errors_alarm(manifest, summary.report), store, panel)
 
 
 def announce_stop(

@@ -17,7 +17,12 @@ from roadeval.flows.record.parts import RunContext
 from roadeval.flows.record.summary import RunStopped, RunSummary
 from roadeval.flows.rerun.baseline import find_baseline
 from roadeval.flows.rerun.continuation import horizon_of
-from roadeval.flows.run.alarms import announce_died, announce_drift, announce_stop
+from roadeval.flows.run.alarms import (
+    announce_died,
+    announce_drift,
+    announce_errors,
+    announce_stop,
+)
 from roadeval.flows.run.execute import execute_run
 from roadeval.flows.run.preflight import check_before_run
 from roadeval.flows.run.report import keep_report
@@ -89,6 +94,8 @@ def run_panel(
     # A rescore asked no model: a score it moved is the scorer's change, not the model's.
     if history is not None and not rescore:
         summary.alarms += announce_drift(summary, history.steps, store, panel, orchestrator, page)
+    if summary.status == FINISHED and not rescore and not dry_run:
+        summary.alarms += announce_errors(summary, store, panel, orchestrator)
     return summary
 
 

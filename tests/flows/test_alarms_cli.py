@@ -364,7 +364,8 @@ def test_a_killed_run_is_announced_crashed_once_by_the_run_that_finds_it(
         ),
         (
             {"webhook": f"https://hooks.example/{TOKEN}", "alarms": ["drift", "exploded"]},
-            "alerts.alarms[1]: Input should be 'drift', 'failed', 'crashed' or 'budget_stopped'",
+            "alerts.alarms[1]: Input should be 'drift', 'failed', 'crashed', 'budget_stopped' "
+            "or 'errors'",
         ),
         (
             {"webhook": f"https://hooks.example/{TOKEN}", "webhook_env": "HOOK"},
@@ -442,3 +443,32 @@ def test_a_run_stopped_by_its_budget_alarms_budget_stopped(
     assert alarm["budget_usd"] == 0.0004 and 0 <= alarm["cost_usd"] <= 0.0004
     assert alarm["message"].startswith("budget reached: ")
     assert alarm["items_left"] > 0
+
+
+@pytest.mark.usefixtures("inline")
+def test_a_run_whose_endpoint_is_down_finishes_with_errors_and_alarms_errors(
+    tmp_path: Path, server: ModelServer, receiver: WebhookReceiver
+) -> None:
+    from support.clusters import free_port
+
+    # Nobody listens there: every call fails, the run ends `finished` with its items in error.
+    down = f"http://127.0.0.1:{free_port()}/v1"
+    panel = _inline_panel(tmp_path, server, receiver, api_base=down)
+    written = yaml.safe_load(panel.read_text())
+    written["alerts"]["alarms"] = ["failed", "errors"]
+    panel.write_text(yaml.safe_dump(written))
+    store = tmp_path / "store"
+    result = invoke("run", "--panel", str(panel), "--store", str(store))
+    assert result.exit_code == 1, result.output
+    [run_id] = _run_ids(store)
+    [(_, alarm)] = receiver.received
+    assert (alarm["event"], alarm["kind"], alarm["run_id"], alarm["status"]) == (
+        "roadeval.run.errors",
+        "errors",
+        run_id,
+        "finished",
+    )
+    [row] = query_csv(str(store), f"select n_errors from runs where run_id = '{run_id}'")[1:]
+    assert alarm["errors"] == int(row) > 0
+    assert "alarm roadeval.run.errors sent: webhook http://127.0.0.1:" in result.output
+    assert TOKEN not in result.output
