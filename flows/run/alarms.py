@@ -96,9 +96,16 @@ def announce(
                 f"(recorded in {store.location(key)}; the run's end is unchanged)"
             )
     if not deliveries:
+        # A webhook that is there but not asked for this kind is named: "no webhook" would
+        # send the reader looking for a missing `alerts:` block.
+        webhook = (
+            f"the webhook takes only {', '.join(alerts.alarms)} (alerts.alarms)"
+            if alerts is not None
+            else "no webhook to send it to"
+        )
         lines.append(
-            f"alarm {alarm.event} raised, recorded in {store.location(key)}: no Prefect API "
-            "and no webhook to send it to"
+            f"alarm {alarm.event} raised, recorded in {store.location(key)}: no Prefect API, "
+            f"and {webhook}"
         )
     return lines
 
